@@ -1,0 +1,16 @@
+"""The CPU backend: numpy kernels, with Numba where numpy has no fast path."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import KernelTable
+
+KERNELS = KernelTable("CPU")
+
+
+def allocate(shape, dtype) -> np.ndarray:
+    return np.empty(shape, dtype)
+
+
+# Importing a kernel module registers its kernels in KERNELS.
+from . import array_kernels, math_kernels, nn_kernels, state_kernels, random_kernels  # noqa: E402,F401

@@ -1,0 +1,706 @@
+"""CPU kernels for the neural-network ops: convolution, pooling, activations and losses.
+
+Convolutions are im2col + one GEMM per chunk of images: a Numba gather builds the patch
+matrix (one row per output pixel, columns ordered like the HWIO filter flattened), and
+``np.matmul`` on 2-D float arrays hands the product to the BLAS.  The batch is cut into
+chunks so that the patch matrix stays a few MiB: big enough for the GEMM to run at full
+speed, small enough to be reused from the allocator (no page faults) and to stay in cache.
+
+float16 inputs are computed in float32 and cast back; float32 and float64 compute in
+their own precision.  Every layout is NHWC.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence, Tuple
+
+import numpy as np
+from numba import njit
+
+from . import KERNELS
+
+__all__ = [
+    "conv2d_forward", "conv2d_backprop_input", "conv2d_backprop_filter",
+    "max_pool", "max_pool_grad", "avg_pool", "avg_pool_grad",
+    "bias_add_grad", "softmax", "log_softmax",
+    "softmax_cross_entropy", "sparse_softmax_cross_entropy", "l2_loss",
+]
+
+# Target size of one chunk's patch matrix (see the module docstring).
+_CHUNK_BYTES = 8 << 20
+
+
+# ---------------------------------------------------------------------------------------
+# Attributes and geometry
+
+
+def _attr(op, name: str, default):
+    try:
+        return op.get_attr(name)
+    except ValueError:
+        return default
+
+
+def _str_attr(op, name: str, default: str) -> str:
+    value = _attr(op, name, default)
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _check_nhwc(op) -> None:
+    data_format = _str_attr(op, "data_format", "NHWC")
+    if data_format != "NHWC":
+        raise ValueError(f"{op.type} op '{op.name}': data_format {data_format!r} is not "
+                         f"supported on CPU, only 'NHWC'.")
+
+
+def _is_same(op) -> bool:
+    padding = _str_attr(op, "padding", "")
+    if padding not in ("SAME", "VALID"):
+        raise ValueError(f"{op.type} op '{op.name}': padding {padding!r} is not supported, "
+                         f"only 'SAME' or 'VALID'.")
+    return padding == "SAME"
+
+
+def _spatial(op, name: str, default=None) -> Tuple[int, int]:
+    """The (height, width) entries of a 4-D NHWC attr (strides, ksize, dilations)."""
+    value = _attr(op, name, default)
+    if value is None or len(value) != 4 or value[0] != 1 or value[3] != 1:
+        raise ValueError(f"{op.type} op '{op.name}': {name} must be 4 values "
+                         f"[1, height, width, 1], got {value!r}.")
+    return int(value[1]), int(value[2])
+
+
+def _window_geometry(size: int, k: int, stride: int, dilation: int, same: bool) -> Tuple[int, int]:
+    """(output size, padding before) of a sliding window along one axis, as TF computes them."""
+    span = (k - 1) * dilation + 1
+    if same:
+        out = -(-size // stride)
+        return out, max((out - 1) * stride + span - size, 0) // 2
+    if size < span:
+        raise ValueError(f"a window of {span} does not fit in an input of size {size} "
+                         f"with VALID padding: the output size would be negative.")
+    return -(-(size - span + 1) // stride), 0
+
+
+class _ConvGeometry:
+    """Output size, padding and padded-frame size of a 2-D convolution or pool."""
+
+    __slots__ = ("oh", "ow", "pt", "pl", "hf", "wf", "direct")
+
+    def __init__(self, h: int, w: int, kh: int, kw: int, sh: int, sw: int,
+                 dh: int, dw: int, same: bool):
+        self.oh, self.pt = _window_geometry(h, kh, sh, dh, same)
+        self.ow, self.pl = _window_geometry(w, kw, sw, dw, same)
+        # The frame holds the image at (pt, pl) inside zeros and covers every window.
+        self.hf = max(self.pt + h, (self.oh - 1) * sh + (kh - 1) * dh + 1)
+        self.wf = max(self.pl + w, (self.ow - 1) * sw + (kw - 1) * dw + 1)
+        # No padding: the windows can read the image itself.
+        self.direct = self.hf == h and self.wf == w
+
+
+def _images_per_chunk(n: int, bytes_per_image: int) -> int:
+    return max(1, min(n, _CHUNK_BYTES // max(bytes_per_image, 1)))
+
+
+def _half_as_float32(op, fn: Callable, index: int = 0) -> Callable:
+    """Wraps ``fn`` to compute float16 inputs in float32, when the op's input ``index`` is
+    float16 (the op's float inputs and outputs then all are)."""
+    if op.inputs[index].dtype.as_numpy_dtype != np.float16:
+        return fn
+
+    def run(*args):
+        result = fn(*(a.astype(np.float32) if a.dtype == np.float16 else a for a in args))
+        if isinstance(result, tuple):
+            return tuple(r.astype(np.float16) for r in result)
+        return result.astype(np.float16)
+    return run
+
+
+# ---------------------------------------------------------------------------------------
+# Numba gathers and scatters
+
+
+@njit(cache=True, nogil=True)
+def _im2col(src, kh, kw, sh, sw, dh, dw, oh, ow, cols):
+    """Patch rows of the (padded) images ``src`` into the first rows of ``cols``."""
+    n, hs, ws, c = src.shape
+    rows = src.reshape(n, hs, ws * c)
+    out = cols[:n * oh * ow].reshape(n, oh, ow, kh, kw * c)
+    run = kw * c
+    for b in range(n):
+        for i in range(oh):
+            for a in range(kh):
+                line = rows[b, i * sh + a * dh]
+                for j in range(ow):
+                    dst = out[b, i, j, a]
+                    start = j * sw * c
+                    if dw == 1:
+                        # The kw pixels of a window row are contiguous: one run.
+                        for e in range(run):
+                            dst[e] = line[start + e]
+                    else:
+                        for q in range(kw):
+                            s = start + q * dw * c
+                            for ch in range(c):
+                                dst[q * c + ch] = line[s + ch]
+
+
+@njit(cache=True, nogil=True)
+def _col2im(cols, kh, kw, sh, sw, dh, dw, oh, ow, dst):
+    """Adds patch rows back into the zeroed (padded) images ``dst``: the adjoint of _im2col."""
+    n, hd, wd, c = dst.shape
+    rows = dst.reshape(n, hd, wd * c)
+    src = cols[:n * oh * ow].reshape(n, oh, ow, kh, kw * c)
+    run = kw * c
+    for b in range(n):
+        for i in range(oh):
+            for a in range(kh):
+                line = rows[b, i * sh + a * dh]
+                for j in range(ow):
+                    patch = src[b, i, j, a]
+                    start = j * sw * c
+                    if dw == 1:
+                        for e in range(run):
+                            line[start + e] += patch[e]
+                    else:
+                        for q in range(kw):
+                            s = start + q * dw * c
+                            for ch in range(c):
+                                line[s + ch] += patch[q * c + ch]
+
+
+@njit(cache=True, nogil=True)
+def _max_pool_nb(x, kh, kw, sh, sw, pt, pl, out):
+    n, h, w, c = x.shape
+    _, oh, ow, _ = out.shape
+    for b in range(n):
+        for i in range(oh):
+            y0 = i * sh - pt
+            ya, yb = max(y0, 0), min(y0 + kh, h)
+            for j in range(ow):
+                x0 = j * sw - pl
+                xa, xb = max(x0, 0), min(x0 + kw, w)
+                o = out[b, i, j]
+                o[:] = x[b, ya, xa]
+                for y in range(ya, yb):
+                    for xx in range(xa, xb):
+                        v = x[b, y, xx]
+                        for ch in range(c):
+                            if v[ch] > o[ch]:
+                                o[ch] = v[ch]
+
+
+@njit(cache=True, nogil=True)
+def _max_pool_grad_nb(x, grad, kh, kw, sh, sw, pt, pl, dx):
+    """Adds each window's gradient to ``dx`` (zeroed) at the window's first maximum,
+    scanning rows then columns, like TF."""
+    n, h, w, c = x.shape
+    _, oh, ow, _ = grad.shape
+    best = np.empty(c, x.dtype)
+    arg = np.empty(c, np.int64)
+    for b in range(n):
+        dxb = dx[b].reshape(h * w, c)
+        for i in range(oh):
+            y0 = i * sh - pt
+            ya, yb = max(y0, 0), min(y0 + kh, h)
+            for j in range(ow):
+                x0 = j * sw - pl
+                xa, xb = max(x0, 0), min(x0 + kw, w)
+                best[:] = x[b, ya, xa]
+                arg[:] = ya * w + xa
+                for y in range(ya, yb):
+                    for xx in range(xa, xb):
+                        v = x[b, y, xx]
+                        pos = y * w + xx
+                        for ch in range(c):
+                            if v[ch] > best[ch]:
+                                best[ch] = v[ch]
+                                arg[ch] = pos
+                g = grad[b, i, j]
+                for ch in range(c):
+                    dxb[arg[ch], ch] += g[ch]
+
+
+@njit(cache=True, nogil=True)
+def _avg_pool_nb(x, kh, kw, sh, sw, pt, pl, out):
+    n, h, w, c = x.shape
+    _, oh, ow, _ = out.shape
+    for b in range(n):
+        for i in range(oh):
+            y0 = i * sh - pt
+            ya, yb = max(y0, 0), min(y0 + kh, h)
+            for j in range(ow):
+                x0 = j * sw - pl
+                xa, xb = max(x0, 0), min(x0 + kw, w)
+                o = out[b, i, j]
+                o[:] = 0
+                for y in range(ya, yb):
+                    for xx in range(xa, xb):
+                        v = x[b, y, xx]
+                        for ch in range(c):
+                            o[ch] += v[ch]
+                # SAME padding averages over the pixels inside the image only.
+                scale = 1.0 / ((yb - ya) * (xb - xa))
+                for ch in range(c):
+                    o[ch] *= scale
+
+
+@njit(cache=True, nogil=True)
+def _avg_pool_grad_nb(grad, kh, kw, sh, sw, pt, pl, dx):
+    n, h, w, c = dx.shape
+    _, oh, ow, _ = grad.shape
+    for b in range(n):
+        for i in range(oh):
+            y0 = i * sh - pt
+            ya, yb = max(y0, 0), min(y0 + kh, h)
+            for j in range(ow):
+                x0 = j * sw - pl
+                xa, xb = max(x0, 0), min(x0 + kw, w)
+                scale = 1.0 / ((yb - ya) * (xb - xa))
+                g = grad[b, i, j]
+                for y in range(ya, yb):
+                    for xx in range(xa, xb):
+                        d = dx[b, y, xx]
+                        for ch in range(c):
+                            d[ch] += g[ch] * scale
+
+
+@njit(cache=True, nogil=True)
+def _relu_grad_nb(grad, features, out):
+    for k in range(out.size):
+        out[k] = grad[k] if features[k] > 0 else 0.0
+
+
+@njit(cache=True, nogil=True)
+def _relu6_grad_nb(grad, features, out):
+    for k in range(out.size):
+        f = features[k]
+        out[k] = grad[k] if 0 < f < 6 else 0.0
+
+
+@njit(cache=True, nogil=True)
+def _elu_grad_nb(grad, outputs, out):
+    for k in range(out.size):
+        y = outputs[k]
+        out[k] = grad[k] * (y + 1) if y < 0 else grad[k]
+
+
+def _flat(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a).reshape(-1)
+
+
+def _elementwise_grad(kernel, grad: np.ndarray, other: np.ndarray) -> np.ndarray:
+    out = np.empty(grad.shape, grad.dtype)
+    kernel(_flat(grad), _flat(other), out.reshape(-1))
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Convolution
+
+
+def conv2d_forward(x: np.ndarray, w: np.ndarray, strides: Tuple[int, int], same: bool,
+                   dilations: Tuple[int, int] = (1, 1)) -> np.ndarray:
+    """NHWC input x HWIO filter -> NHWC output, TF's Conv2D."""
+    x = np.ascontiguousarray(x)
+    w = np.ascontiguousarray(w, dtype=x.dtype)
+    n, h, wd, c = x.shape
+    kh, kw, _, co = w.shape
+    (sh, sw), (dh, dw) = strides, dilations
+    geo = _ConvGeometry(h, wd, kh, kw, sh, sw, dh, dw, same)
+    oh, ow = geo.oh, geo.ow
+    y = np.empty((n, oh, ow, co), x.dtype)
+    k = kh * kw * c
+    w2, y2 = w.reshape(k, co), y.reshape(n * oh * ow, co)
+    if kh == kw == sh == sw == 1:
+        np.matmul(x.reshape(-1, c), w2, out=y2)
+        return y
+    step = _images_per_chunk(n, oh * ow * k * x.itemsize)
+    cols = np.empty((step * oh * ow, k), x.dtype)
+    frame = None if geo.direct else np.zeros((step, geo.hf, geo.wf, c), x.dtype)
+    for b0 in range(0, n, step):
+        b1 = min(n, b0 + step)
+        if frame is None:
+            src = x[b0:b1]
+        else:
+            src = frame[:b1 - b0]
+            src[:, geo.pt:geo.pt + h, geo.pl:geo.pl + wd] = x[b0:b1]
+        _im2col(src, kh, kw, sh, sw, dh, dw, oh, ow, cols)
+        r0, r1 = b0 * oh * ow, b1 * oh * ow
+        np.matmul(cols[:r1 - r0], w2, out=y2[r0:r1])
+    return y
+
+
+def conv2d_backprop_input(input_shape: Sequence[int], w: np.ndarray, dy: np.ndarray,
+                          strides: Tuple[int, int], same: bool,
+                          dilations: Tuple[int, int] = (1, 1)) -> np.ndarray:
+    """Gradient of conv2d_forward with respect to its input, TF's Conv2DBackpropInput."""
+    dy = np.ascontiguousarray(dy)
+    w = np.ascontiguousarray(w, dtype=dy.dtype)
+    n, h, wd, c = (int(d) for d in input_shape)
+    kh, kw, _, co = w.shape
+    (sh, sw), (dh, dw) = strides, dilations
+    geo = _ConvGeometry(h, wd, kh, kw, sh, sw, dh, dw, same)
+    oh, ow = geo.oh, geo.ow
+    k = kh * kw * c
+    w2t, dy2 = w.reshape(k, co).T, dy.reshape(n * oh * ow, co)
+    if kh == kw == sh == sw == 1:
+        return np.matmul(dy2, w2t).reshape(n, h, wd, c)
+    dx = np.empty((n, h, wd, c), dy.dtype)
+    step = _images_per_chunk(n, oh * ow * k * dy.itemsize)
+    cols = np.empty((step * oh * ow, k), dy.dtype)
+    frame = None if geo.direct else np.empty((step, geo.hf, geo.wf, c), dy.dtype)
+    for b0 in range(0, n, step):
+        b1 = min(n, b0 + step)
+        r0, r1 = b0 * oh * ow, b1 * oh * ow
+        np.matmul(dy2[r0:r1], w2t, out=cols[:r1 - r0])
+        dst = dx[b0:b1] if frame is None else frame[:b1 - b0]
+        dst.fill(0)
+        _col2im(cols, kh, kw, sh, sw, dh, dw, oh, ow, dst)
+        if frame is not None:
+            dx[b0:b1] = dst[:, geo.pt:geo.pt + h, geo.pl:geo.pl + wd]
+    return dx
+
+
+def conv2d_backprop_filter(x: np.ndarray, filter_shape: Sequence[int], dy: np.ndarray,
+                           strides: Tuple[int, int], same: bool,
+                           dilations: Tuple[int, int] = (1, 1)) -> np.ndarray:
+    """Gradient of conv2d_forward with respect to its filter, TF's Conv2DBackpropFilter."""
+    x = np.ascontiguousarray(x)
+    dy = np.ascontiguousarray(dy, dtype=x.dtype)
+    n, h, wd, c = x.shape
+    kh, kw, _, co = (int(d) for d in filter_shape)
+    (sh, sw), (dh, dw) = strides, dilations
+    geo = _ConvGeometry(h, wd, kh, kw, sh, sw, dh, dw, same)
+    oh, ow = geo.oh, geo.ow
+    k = kh * kw * c
+    dy2 = dy.reshape(n * oh * ow, co)
+    if kh == kw == sh == sw == 1:
+        return np.matmul(x.reshape(-1, c).T, dy2).reshape(kh, kw, c, co)
+    dw2 = np.zeros((k, co), x.dtype)
+    part = np.empty((k, co), x.dtype)
+    step = _images_per_chunk(n, oh * ow * k * x.itemsize)
+    cols = np.empty((step * oh * ow, k), x.dtype)
+    frame = None if geo.direct else np.zeros((step, geo.hf, geo.wf, c), x.dtype)
+    for b0 in range(0, n, step):
+        b1 = min(n, b0 + step)
+        if frame is None:
+            src = x[b0:b1]
+        else:
+            src = frame[:b1 - b0]
+            src[:, geo.pt:geo.pt + h, geo.pl:geo.pl + wd] = x[b0:b1]
+        _im2col(src, kh, kw, sh, sw, dh, dw, oh, ow, cols)
+        r0, r1 = b0 * oh * ow, b1 * oh * ow
+        np.matmul(cols[:r1 - r0].T, dy2[r0:r1], out=part)
+        dw2 += part
+    return dw2.reshape(kh, kw, c, co)
+
+
+def _conv_params(op) -> Tuple[Tuple[int, int], bool, Tuple[int, int]]:
+    _check_nhwc(op)
+    return _spatial(op, "strides"), _is_same(op), _spatial(op, "dilations", [1, 1, 1, 1])
+
+
+@KERNELS.register("Conv2D")
+def conv2d(op, ctx):
+    strides, same, dilations = _conv_params(op)
+
+    def run(x, w):
+        return conv2d_forward(x, w, strides, same, dilations)
+    return _half_as_float32(op, run)
+
+
+@KERNELS.register("Conv2DBackpropInput")
+def conv2d_backprop_input_kernel(op, ctx):
+    strides, same, dilations = _conv_params(op)
+
+    def run(input_sizes, w, dy):
+        return conv2d_backprop_input(input_sizes, w, dy, strides, same, dilations)
+    return _half_as_float32(op, run, index=1)
+
+
+@KERNELS.register("Conv2DBackpropFilter")
+def conv2d_backprop_filter_kernel(op, ctx):
+    strides, same, dilations = _conv_params(op)
+
+    def run(x, filter_sizes, dy):
+        return conv2d_backprop_filter(x, filter_sizes, dy, strides, same, dilations)
+    return _half_as_float32(op, run)
+
+
+# ---------------------------------------------------------------------------------------
+# Pooling
+
+
+def _pool_geometry(shape: Sequence[int], ksize, strides, same: bool) -> _ConvGeometry:
+    return _ConvGeometry(shape[1], shape[2], ksize[0], ksize[1], strides[0], strides[1],
+                         1, 1, same)
+
+
+def max_pool(x: np.ndarray, ksize: Tuple[int, int], strides: Tuple[int, int],
+             same: bool) -> np.ndarray:
+    """TF's MaxPool over the spatial axes of an NHWC array (padding never wins a max)."""
+    x = np.ascontiguousarray(x)
+    geo = _pool_geometry(x.shape, ksize, strides, same)
+    out = np.empty((x.shape[0], geo.oh, geo.ow, x.shape[3]), x.dtype)
+    _max_pool_nb(x, ksize[0], ksize[1], strides[0], strides[1], geo.pt, geo.pl, out)
+    return out
+
+
+def max_pool_grad(x: np.ndarray, grad: np.ndarray, ksize: Tuple[int, int],
+                  strides: Tuple[int, int], same: bool) -> np.ndarray:
+    """TF's MaxPoolGrad: each window's gradient goes to the first maximum of the window."""
+    x = np.ascontiguousarray(x)
+    grad = np.ascontiguousarray(grad, dtype=x.dtype)
+    geo = _pool_geometry(x.shape, ksize, strides, same)
+    dx = np.zeros(x.shape, x.dtype)
+    _max_pool_grad_nb(x, grad, ksize[0], ksize[1], strides[0], strides[1], geo.pt, geo.pl, dx)
+    return dx
+
+
+def avg_pool(x: np.ndarray, ksize: Tuple[int, int], strides: Tuple[int, int],
+             same: bool) -> np.ndarray:
+    """TF's AvgPool: SAME padding averages over the pixels inside the image only."""
+    x = np.ascontiguousarray(x)
+    geo = _pool_geometry(x.shape, ksize, strides, same)
+    out = np.empty((x.shape[0], geo.oh, geo.ow, x.shape[3]), x.dtype)
+    _avg_pool_nb(x, ksize[0], ksize[1], strides[0], strides[1], geo.pt, geo.pl, out)
+    return out
+
+
+def avg_pool_grad(input_shape: Sequence[int], grad: np.ndarray, ksize: Tuple[int, int],
+                  strides: Tuple[int, int], same: bool) -> np.ndarray:
+    """TF's AvgPoolGrad: the gradient of avg_pool with respect to its input."""
+    grad = np.ascontiguousarray(grad)
+    shape = tuple(int(d) for d in input_shape)
+    geo = _pool_geometry(shape, ksize, strides, same)
+    dx = np.zeros(shape, grad.dtype)
+    _avg_pool_grad_nb(grad, ksize[0], ksize[1], strides[0], strides[1], geo.pt, geo.pl, dx)
+    return dx
+
+
+def _pool_params(op) -> Tuple[Tuple[int, int], Tuple[int, int], bool]:
+    _check_nhwc(op)
+    return _spatial(op, "ksize"), _spatial(op, "strides"), _is_same(op)
+
+
+@KERNELS.register("MaxPool")
+def max_pool_kernel(op, ctx):
+    ksize, strides, same = _pool_params(op)
+
+    def run(x):
+        return max_pool(x, ksize, strides, same)
+    return _half_as_float32(op, run)
+
+
+@KERNELS.register("MaxPoolGrad")
+def max_pool_grad_kernel(op, ctx):
+    ksize, strides, same = _pool_params(op)
+
+    def run(orig_input, orig_output, grad):
+        return max_pool_grad(orig_input, grad, ksize, strides, same)
+    return _half_as_float32(op, run)
+
+
+@KERNELS.register("AvgPool")
+def avg_pool_kernel(op, ctx):
+    ksize, strides, same = _pool_params(op)
+
+    def run(x):
+        return avg_pool(x, ksize, strides, same)
+    return _half_as_float32(op, run)
+
+
+@KERNELS.register("AvgPoolGrad")
+def avg_pool_grad_kernel(op, ctx):
+    ksize, strides, same = _pool_params(op)
+
+    def run(orig_input_shape, grad):
+        return avg_pool_grad(orig_input_shape, grad, ksize, strides, same)
+    return _half_as_float32(op, run, index=1)
+
+
+# ---------------------------------------------------------------------------------------
+# Bias
+
+
+@KERNELS.register("BiasAdd")
+def bias_add_kernel(op, ctx):
+    _check_nhwc(op)
+
+    def run(value, bias):
+        return np.add(value, bias)
+    return run
+
+
+def bias_add_grad(grad: np.ndarray) -> np.ndarray:
+    """Sum over every axis but the last."""
+    return np.ascontiguousarray(grad).reshape(-1, grad.shape[-1]).sum(axis=0)
+
+
+@KERNELS.register("BiasAddGrad")
+def bias_add_grad_kernel(op, ctx):
+    _check_nhwc(op)
+    return _half_as_float32(op, bias_add_grad)
+
+
+# ---------------------------------------------------------------------------------------
+# Activations
+
+
+@KERNELS.register("Relu")
+def relu_kernel(op, ctx):
+    def run(x):
+        return np.maximum(x, 0)
+    return run
+
+
+@KERNELS.register("ReluGrad")
+def relu_grad_kernel(op, ctx):
+    def run(gradients, features):
+        return _elementwise_grad(_relu_grad_nb, gradients, features)
+    return _half_as_float32(op, run)
+
+
+@KERNELS.register("Relu6")
+def relu6_kernel(op, ctx):
+    def run(x):
+        return np.clip(x, 0, 6)
+    return run
+
+
+@KERNELS.register("Relu6Grad")
+def relu6_grad_kernel(op, ctx):
+    def run(gradients, features):
+        return _elementwise_grad(_relu6_grad_nb, gradients, features)
+    return _half_as_float32(op, run)
+
+
+@KERNELS.register("Elu")
+def elu_kernel(op, ctx):
+    def run(x):
+        return np.where(x > 0, x, np.expm1(np.minimum(x, 0)))
+    return run
+
+
+@KERNELS.register("EluGrad")
+def elu_grad_kernel(op, ctx):
+    def run(gradients, outputs):
+        return _elementwise_grad(_elu_grad_nb, gradients, outputs)
+    return _half_as_float32(op, run)
+
+
+@KERNELS.register("Softplus")
+def softplus_kernel(op, ctx):
+    def run(x):
+        return np.logaddexp(x, 0)
+    return run
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    # tanh keeps it finite for any x, where 1 / (1 + exp(-x)) overflows for x << 0.
+    return 0.5 + 0.5 * np.tanh(0.5 * x)
+
+
+@KERNELS.register("SoftplusGrad")
+def softplus_grad_kernel(op, ctx):
+    def run(gradients, features):
+        return gradients * _sigmoid(features)
+    return _half_as_float32(op, run)
+
+
+def l2_loss(t: np.ndarray) -> np.ndarray:
+    """sum(t ** 2) / 2 as a 0-d array of t's dtype."""
+    flat = _flat(t)
+    return np.asarray(np.dot(flat, flat) / 2, dtype=t.dtype)
+
+
+@KERNELS.register("L2Loss")
+def l2_loss_kernel(op, ctx):
+    return _half_as_float32(op, l2_loss)
+
+
+# ---------------------------------------------------------------------------------------
+# Softmax and losses
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    """Softmax over the last axis, shifted by the max for stability."""
+    e = logits - logits.max(axis=-1, keepdims=True)
+    np.exp(e, out=e)
+    e /= e.sum(axis=-1, keepdims=True)
+    return e
+
+
+def log_softmax(logits: np.ndarray) -> np.ndarray:
+    """Log of the softmax over the last axis, shifted by the max for stability."""
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    shifted -= np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    return shifted
+
+
+def _shifted_exp(features: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(features - max, exp of that, its row sums) over the last axis."""
+    shifted = features - features.max(axis=-1, keepdims=True)
+    e = np.exp(shifted)
+    return shifted, e, e.sum(axis=-1, keepdims=True)
+
+
+def softmax_cross_entropy(features: np.ndarray,
+                          labels: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """(loss per row, gradient with respect to the logits) of the softmax cross-entropy."""
+    labels = labels.astype(features.dtype, copy=False)
+    shifted, e, total = _shifted_exp(features)
+    # -sum(labels * log_softmax) with log_softmax = shifted - log(total).
+    loss = np.sum(labels * (np.log(total) - shifted), axis=-1)
+    e /= total
+    e -= labels
+    return loss, e
+
+
+def sparse_softmax_cross_entropy(features: np.ndarray, labels: np.ndarray,
+                                 op=None) -> Tuple[np.ndarray, np.ndarray]:
+    """Like softmax_cross_entropy with one-hot labels given as class indices."""
+    classes = features.shape[-1]
+    if labels.size and (labels.min() < 0 or labels.max() >= classes):
+        raise _bad_label_error(op, labels, classes)
+    shifted, e, total = _shifted_exp(features)
+    rows = np.arange(len(labels))
+    loss = np.log(total[:, 0]) - shifted[rows, labels]
+    e /= total
+    e[rows, labels] -= 1
+    return loss, e
+
+
+def _bad_label_error(op, labels: np.ndarray, classes: int) -> Exception:
+    bad = labels[(labels < 0) | (labels >= classes)][0]
+    name = op.name if op is not None else "SparseSoftmaxCrossEntropyWithLogits"
+    message = (f"{name}: Received a label value of {bad} which is outside the valid range "
+               f"of [0, {classes}).  Label values: {' '.join(str(v) for v in labels)}")
+    # Imported here: the framework may import the kernels while it is itself loading.
+    try:
+        from tfjupyter.framework.errors import InvalidArgumentError
+    except ImportError:
+        return ValueError(message)
+    return InvalidArgumentError(None, op, message)
+
+
+@KERNELS.register("Softmax")
+def softmax_kernel(op, ctx):
+    return _half_as_float32(op, softmax)
+
+
+@KERNELS.register("LogSoftmax")
+def log_softmax_kernel(op, ctx):
+    return _half_as_float32(op, log_softmax)
+
+
+@KERNELS.register("SoftmaxCrossEntropyWithLogits")
+def softmax_cross_entropy_kernel(op, ctx):
+    return _half_as_float32(op, softmax_cross_entropy)
+
+
+@KERNELS.register("SparseSoftmaxCrossEntropyWithLogits")
+def sparse_softmax_cross_entropy_kernel(op, ctx):
+    def run(features, labels):
+        return sparse_softmax_cross_entropy(features, labels, op)
+    return _half_as_float32(op, run)

@@ -1,0 +1,26 @@
+from setuptools import setup
+
+setup(
+    name="tfjupyter",
+    version="0.1.0",
+    description="The distributed TensorFlow programming model, interactive in Jupyter.",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    python_requires=">=3.10",
+    packages=[
+        "tfjupyter", "tfjupyter.framework", "tfjupyter.ops", "tfjupyter.runtime",
+        "tfjupyter.client", "tfjupyter.train", "tfjupyter.summary", "tfjupyter.contrib",
+        "tfjupyter.contrib.layers", "tfjupyter.kernels", "tfjupyter.kernels.cpu",
+    ],
+    package_dir={"tfjupyter.kernels": "kernels"},
+    install_requires=[
+        "numpy>=1.24",
+        "numba>=0.59",
+        "scikit-learn>=1.2",
+        "tensorboard>=2.12",
+        "protobuf>=3.20",
+        "ipython>=8.0",
+    ],
+    extras_require={"test": ["pytest>=7", "pytest-timeout>=2.1"]},
+    entry_points={"console_scripts": ["tfjupyter=tfjupyter.cli:main"]},
+)

@@ -1,0 +1,366 @@
+"""Session: runs parts of a graph on this process's devices."""
+from __future__ import annotations
+
+import collections
+import contextlib
+import itertools
+import sys
+import threading
+import time
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from ..framework import dtypes, errors
+from ..framework.ops import Graph, Operation, Tensor, get_default_graph
+from ..runtime import events
+from ..runtime.devices import Device, local_devices
+from ..runtime.executor import Plan, StepStats
+from ..runtime.placer import Placer, format_placement_line
+from .config import ConfigProto, RunMetadata, RunOptions
+
+__all__ = ["Session", "InteractiveSession", "get_default_session"]
+
+_session_ids = itertools.count(1)
+
+
+class _FetchStructure:
+    """Flattens nested fetches (lists, tuples, namedtuples, dicts) and rebuilds the results."""
+
+    def __init__(self, graph: Graph, fetches):
+        self.elements: List[Any] = []   # unique Tensors and Operations, in first-seen order
+        self._index: Dict[Any, int] = {}
+        self._build = self._flatten(graph, fetches)
+
+    def _add(self, element) -> int:
+        i = self._index.get(element)
+        if i is None:
+            i = self._index[element] = len(self.elements)
+            self.elements.append(element)
+        return i
+
+    def _flatten(self, graph: Graph, fetch):
+        if fetch is None:
+            raise TypeError(f"Fetch argument None has invalid type {type(None)}")
+        if isinstance(fetch, (list, tuple)) and not hasattr(fetch, "_as_graph_element"):
+            builders = [self._flatten(graph, f) for f in fetch]
+            if hasattr(fetch, "_fields"):   # namedtuple
+                cls = type(fetch)
+                return lambda v: cls(*[b(v) for b in builders])
+            cls = type(fetch)
+            if cls is list:
+                return lambda v: [b(v) for b in builders]
+            return lambda v: cls(b(v) for b in builders)
+        if isinstance(fetch, collections.abc.Mapping):
+            keys = list(fetch.keys())
+            builders = [self._flatten(graph, fetch[k]) for k in keys]
+            cls = type(fetch)
+            return lambda v: cls(zip(keys, [b(v) for b in builders]))
+        try:
+            element = graph.as_graph_element(fetch, allow_tensor=True, allow_operation=True)
+        except TypeError as e:
+            raise TypeError(f"Fetch argument {fetch!r} has invalid type {type(fetch)}, must be a "
+                            f"string or Tensor. ({e})") from None
+        except ValueError as e:
+            raise ValueError(f"Fetch argument {fetch!r} cannot be interpreted as a Tensor. ({e})"
+                             ) from None
+        except KeyError as e:
+            raise ValueError(f"Fetch argument {fetch!r} cannot be interpreted as a Tensor. "
+                             f"({e.args[0]})") from None
+        i = self._add(element)
+        if isinstance(element, Operation):
+            return lambda v: None
+        return lambda v: v[i]
+
+    def build(self, values: List):
+        return self._build(values)
+
+
+class _FeedConverter:
+    """Checks and converts one fed value for its tensor: dtype first, then static shape."""
+
+    __slots__ = ("tensor", "np_dtype", "dims", "shape_text")
+
+    def __init__(self, tensor: Tensor):
+        self.tensor = tensor
+        self.np_dtype = np.dtype(tensor.dtype.as_numpy_dtype)
+        shape = tensor.shape
+        self.dims = None if shape.ndims is None else tuple(shape.as_list())
+        self.shape_text = "(?)" if shape.ndims is None else str(shape).replace("?", "?")
+
+    def __call__(self, value):
+        if type(value) is np.ndarray and value.dtype == self.np_dtype:
+            arr = value
+        else:
+            arr = self._convert(value)
+        dims = self.dims
+        if dims is not None and (arr.ndim != len(dims) or any(
+                d is not None and d != s for d, s in zip(dims, arr.shape))):
+            raise ValueError(f"Cannot feed value of shape {arr.shape} for Tensor "
+                             f"'{self.tensor.name}', which has shape '{self.shape_text}'")
+        return arr
+
+    def _convert(self, value):
+        name = self.tensor.name
+        if isinstance(value, (Tensor, Operation)):
+            raise TypeError(f"The value of a feed cannot be a tf.Tensor object (feeding {name}). "
+                            "Acceptable feed values include Python scalars, strings, lists, "
+                            "numpy ndarrays, or TensorHandles.")
+        want = self.tensor.dtype
+        if want is dtypes.string:
+            try:
+                from ..framework.ops import _as_string_array
+                return _as_string_array(value)
+            except TypeError as e:
+                raise TypeError(f"Cannot feed {value!r} to string Tensor '{name}': {e}") from None
+        arr = np.asarray(value)
+        kind = arr.dtype.kind
+        if kind in "OSUV" or (kind == "c"):
+            raise TypeError(f"Cannot feed a value of type {arr.dtype} to Tensor '{name}' of "
+                            f"dtype {want.name}")
+        if want.is_bool and kind != "b":
+            raise TypeError(f"Cannot feed a value of dtype {arr.dtype} to bool Tensor '{name}'")
+        if want.is_integer and kind == "f" and arr.size and not np.all(np.mod(arr, 1) == 0):
+            raise TypeError(f"Cannot feed non-integer values of dtype {arr.dtype} to Tensor "
+                            f"'{name}' of dtype {want.name}: they would be truncated")
+        return arr.astype(self.np_dtype, copy=False)
+
+
+class BaseSession:
+    def __init__(self, target: str = "", graph: Optional[Graph] = None,
+                 config: Optional[ConfigProto] = None):
+        if target:
+            raise errors.UnimplementedError(
+                None, None, f"Session target {target!r}: only in-process sessions (target '') "
+                "are available in this version; the gRPC runtime is not built yet.")
+        self.graph = graph if graph is not None else get_default_graph()
+        if not isinstance(self.graph, Graph):
+            raise TypeError(f"graph must be a tf.Graph, got {type(self.graph).__name__}")
+        self.config = config if config is not None else ConfigProto()
+        self.target = target
+        self.id = next(_session_ids)
+        self.devices: List[Device] = local_devices(device_count=self.config.device_count)
+        self._placer = Placer(self.devices, self.config.allow_soft_placement)
+        self._plans: Dict[Any, Tuple[_FetchStructure, Plan, List[_FeedConverter]]] = {}
+        self._closed = False
+        self._lock = threading.Lock()
+        self.steps = 0
+        self.last_placement: List[events.PlacementRecord] = []
+        self._apply_thread_config()
+        if self.config.log_device_placement:
+            self._print_device_mapping()
+
+    # -- configuration ---------------------------------------------------------------------------
+    def _apply_thread_config(self) -> None:
+        n = self.config.intra_op_parallelism_threads
+        if n and n > 0:
+            from threadpoolctl import threadpool_limits
+            import numba
+            threadpool_limits(limits=n)
+            numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+
+    def _print_device_mapping(self) -> None:
+        described = [d for d in self.devices if d.description]
+        if not described:
+            print("Device mapping: no known devices.")
+        else:
+            print("Device mapping:")
+            for d in described:
+                print(f"{d.name} -> {d.description}")
+        sys.stdout.flush()
+
+    def list_devices(self) -> List[Device]:
+        return list(self.devices)
+
+    # -- placement -------------------------------------------------------------------------------
+    def _place(self, ops: List[Operation]) -> List[events.PlacementRecord]:
+        new = self._placer.place(ops)
+        if new and self.config.log_device_placement:
+            for record in new:
+                print(format_placement_line(record))
+            sys.stdout.flush()
+        if new and events.listeners["placement"]:
+            events.publish("placement", new)
+        return [self._placer.records[op] for op in ops]
+
+    @property
+    def placement(self) -> List[events.PlacementRecord]:
+        """Every placement decision this session has made, in graph order."""
+        return sorted(self._placer.records.values(),
+                      key=lambda r: self.graph._ops_by_name[r.op]._id)
+
+    # -- running ----------------------------------------------------------------------------------
+    def run(self, fetches, feed_dict=None, options: Optional[RunOptions] = None,
+            run_metadata: Optional[RunMetadata] = None):
+        """Runs the ops needed for ``fetches`` and returns their values in the same structure."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        feed_tensors, feed_values = self._resolve_feeds(feed_dict)
+        key = (_fetch_key(fetches), feed_tensors)
+        entry = self._plans.get(key) if key[0] is not None else None
+        if entry is None:
+            entry = self._compile(fetches, feed_tensors)
+            if key[0] is not None:
+                self._plans[key] = entry
+        structure, plan, converters = entry
+        values = [convert(v) for convert, v in zip(converters, feed_values)]
+        traced = options is not None and options.trace_level and run_metadata is not None
+        start = time.perf_counter()
+        if traced:
+            stats = StepStats()
+            results = plan.run(values, stats)
+            run_metadata.step_stats = stats
+        else:
+            results = plan.run(values)
+        if run_metadata is not None:
+            run_metadata.placement = plan.placement
+        self.steps += 1
+        self.last_placement = plan.placement
+        if events.listeners["step"]:
+            end = time.perf_counter()
+            events.publish("step", events.StepRecord(self.id, self.steps, time.time(), end - start,
+                                                     len(structure.elements), len(plan.ops)))
+        return structure.build(results)
+
+    def _resolve_feeds(self, feed_dict) -> Tuple[tuple, list]:
+        if not feed_dict:
+            return (), []
+        pairs = []
+        for key, value in feed_dict.items():
+            if isinstance(key, Tensor):
+                tensor = key
+                if tensor.graph is not self.graph:
+                    raise ValueError(f"Cannot feed Tensor {tensor.name}: it is not an element of "
+                                     "this session's graph.")
+            else:
+                try:
+                    tensor = self.graph.as_graph_element(key, allow_tensor=True,
+                                                         allow_operation=False)
+                except (KeyError, ValueError, TypeError) as e:
+                    raise TypeError(f"Cannot interpret feed_dict key {key!r} as a Tensor: "
+                                    f"{e.args[0] if e.args else e}") from None
+            pairs.append((tensor, value))
+        if len(pairs) > 1:
+            pairs.sort(key=lambda p: (p[0]._op._id, p[0]._value_index))
+        return tuple(p[0] for p in pairs), [p[1] for p in pairs]
+
+    def _compile(self, fetches, feed_tensors: tuple):
+        structure = _FetchStructure(self.graph, fetches)
+        tensors = [e if isinstance(e, Tensor) else None for e in structure.elements]
+        targets = [e for e in structure.elements if isinstance(e, Operation)]
+        with self._lock:
+            plan = Plan(self, tensors, list(feed_tensors), targets)
+        return structure, plan, [_FeedConverter(t) for t in feed_tensors]
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._plans.clear()
+            for device in self.devices:
+                device.resources.clear()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def sess_str(self) -> str:
+        return self.target
+
+    def as_default(self):
+        return _default_session_stack.scope(self)
+
+    def __enter__(self):
+        self._default_ctx = self.as_default()
+        self._default_ctx.__enter__()
+        self._graph_ctx = self.graph.as_default()
+        self._graph_ctx.__enter__()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self._graph_ctx.__exit__(exc_type, exc, tb)
+        self._default_ctx.__exit__(exc_type, exc, tb)
+        self.close()
+        return False
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown
+            pass
+
+
+def _fetch_key(fetches):
+    """A hashable key for fetch structures that are cheap to recognise; None otherwise."""
+    if isinstance(fetches, (Tensor, Operation)):
+        return fetches
+    if type(fetches) in (list, tuple) and all(isinstance(f, (Tensor, Operation)) for f in fetches):
+        return (type(fetches),) + tuple(fetches)
+    if isinstance(fetches, str):
+        return fetches
+    return None
+
+
+class Session(BaseSession):
+    """``with tf.Session() as sess: sess.run(...)`` — a session on this process's devices."""
+
+
+class InteractiveSession(BaseSession):
+    """A session that installs itself as the default on construction (for shells/notebooks)."""
+
+    def __init__(self, target: str = "", graph: Optional[Graph] = None,
+                 config: Optional[ConfigProto] = None):
+        super().__init__(target, graph, config)
+        self._default_ctx = self.as_default()
+        self._default_ctx.__enter__()
+        self._graph_ctx = self.graph.as_default()
+        self._graph_ctx.__enter__()
+
+    def close(self) -> None:
+        was_open = not self._closed
+        super().close()
+        if was_open and hasattr(self, "_default_ctx"):
+            _default_session_stack.remove(self)
+            from ..framework.ops import _default_graph_stack
+            if self.graph in _default_graph_stack.stack:
+                _default_graph_stack.stack.remove(self.graph)
+
+
+class _DefaultSessionStack(threading.local):
+    def __init__(self):
+        self.stack: List[BaseSession] = []
+
+    @contextlib.contextmanager
+    def scope(self, session: BaseSession):
+        self.stack.append(session)
+        try:
+            yield session
+        finally:
+            self.remove(session)
+
+    def remove(self, session: BaseSession) -> None:
+        for i in range(len(self.stack) - 1, -1, -1):
+            if self.stack[i] is session:
+                del self.stack[i]
+                return
+
+
+_default_session_stack = _DefaultSessionStack()
+
+
+def get_default_session() -> Optional[BaseSession]:
+    return _default_session_stack.stack[-1] if _default_session_stack.stack else None
+
+
+def _default_session_for(graph: Graph, session: Optional[BaseSession]) -> BaseSession:
+    if session is None:
+        session = get_default_session()
+        if session is None:
+            raise ValueError("Cannot evaluate tensor using `eval()`: No default session is "
+                             "registered. Use `with sess.as_default()` or pass an explicit session "
+                             "to `eval(session=sess)`")
+    if session.graph is not graph:
+        raise ValueError("Cannot use the given session to evaluate tensor: the tensor's graph is "
+                         "different from the session's graph.")
+    return session

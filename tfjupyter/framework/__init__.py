@@ -1,0 +1,1 @@
+"""Graph-building core: dtypes, shapes, devices, the op registry, Graph/Operation/Tensor."""

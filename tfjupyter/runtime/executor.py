@@ -1,0 +1,258 @@
+"""Execution plans: compiled once per (fetches, feeds, targets), then run each step.
+
+Compiling walks the graph, places new ops, instantiates each op's kernel for its device, and
+generates one straight-line Python function for the step::
+
+    def step(feeds):
+        v3 = k3()                  # Const
+        v5 = k5(feeds[0], v3)      # MatMul
+        del v3                     # buffers are freed after their last use
+        ...
+        return [copy(v5)]
+
+A step therefore does no graph walks, no placement, no dict lookups and no string work: each op
+costs one Python call into its kernel.  When a kernel fails, the traceback's line number in the
+generated code names the op.
+"""
+from __future__ import annotations
+
+import itertools
+import sys
+import time
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..framework import errors
+from ..framework.ops import Operation, Tensor
+from .devices import Device
+
+__all__ = ["Plan", "StepStats"]
+
+# Ops whose output may be a buffer that outlives the step (a constant, a variable); a fetch of
+# one is copied so the caller never holds memory that the runtime later writes into.
+_PERSISTENT_OUTPUT_TYPES = frozenset({"Const", "VariableV2", "Assign", "AssignAdd", "AssignSub",
+                                      "ScatterAdd", "ScatterSub", "ScatterUpdate"})
+# Ops that forward their input unchanged within a device: the plan aliases instead of calling.
+_FORWARDING_TYPES = frozenset({"Identity", "StopGradient", "Snapshot"})
+_ORDERING_ONLY_TYPES = frozenset({"NoOp"})
+
+_plan_ids = itertools.count()
+
+
+class StepStats:
+    """Per-op timings of one traced run (RunOptions.FULL_TRACE), as plain data."""
+
+    def __init__(self):
+        self.dev_stats: Dict[str, List[dict]] = {}
+
+    def add(self, device: str, op: Operation, start: float, end: float) -> None:
+        self.dev_stats.setdefault(device, []).append(
+            {"node_name": op.name, "op": op.type, "all_start_micros": int(start * 1e6),
+             "op_end_rel_micros": int((end - start) * 1e6)})
+
+
+class Plan:
+    """What one (fetches, feeds, targets) signature runs; built by Session, run many times."""
+
+    def __init__(self, session, fetches: Sequence[Optional[Tensor]], feeds: Sequence[Tensor],
+                 targets: Sequence[Operation]):
+        self.session = session
+        self.fetches = list(fetches)
+        self.feeds = list(feeds)
+        self.targets = list(targets)
+        self.id = next(_plan_ids)
+        self.filename = f"<tfjupyter plan {self.id}>"
+        self.ops = self._ops_in_order()
+        self.placement = session._place(self.ops)
+        self.step, self.source, self._line_ops = self._generate(traced=False)
+        self._traced_step = None
+        self._traced_line_ops: Dict[int, Operation] = {}
+
+    # -- graph walk ------------------------------------------------------------------------------
+    def _ops_in_order(self) -> List[Operation]:
+        """The ops the step needs, dependencies first; an error names any cycle."""
+        fed = set(self.feeds)
+        roots = [t.op for t in self.fetches if t is not None and t not in fed] + self.targets
+        order: List[Operation] = []
+        state: Dict[Operation, int] = {}  # 1: on the DFS stack, 2: done
+        for root in roots:
+            if state.get(root) == 2:
+                continue
+            stack = [(root, iter(self._deps(root, fed)))]
+            state[root] = 1
+            while stack:
+                op, deps = stack[-1]
+                for dep in deps:
+                    s = state.get(dep)
+                    if s is None:
+                        state[dep] = 1
+                        stack.append((dep, iter(self._deps(dep, fed))))
+                        break
+                    if s == 1:
+                        cycle = [o.name for o, _ in stack[[o for o, _ in stack].index(dep):]]
+                        raise errors.InvalidArgumentError(
+                            None, dep, "Graph has a cycle: " + " -> ".join(cycle + [dep.name]))
+                else:
+                    stack.pop()
+                    state[op] = 2
+                    order.append(op)
+        return order
+
+    @staticmethod
+    def _deps(op: Operation, fed) -> List[Operation]:
+        refs = op._op_def.ref_inputs  # a written variable is not read, so its op need not run
+        deps = [t.op for k, t in enumerate(op._inputs) if t not in fed and k not in refs]
+        deps.extend(op._control_inputs)
+        return deps
+
+    # -- code generation -----------------------------------------------------------------------
+    def _generate(self, traced: bool):
+        session = self.session
+        assigned: Dict[Operation, Device] = session._placer.assigned
+        names: Dict[Tensor, str] = {}
+        persistent = set()
+        namespace = {"_copy": np.array, "_time": time.perf_counter}
+        lines = ["def step(feeds, _stats=None):"]
+        line_ops: Dict[int, Operation] = {}
+        for i, t in enumerate(self.feeds):
+            names[t] = f"feeds[{i}]"
+        last_use = self._last_uses()
+        fed = set(self.feeds)
+
+        def emit(text: str, op: Optional[Operation] = None) -> None:
+            lines.append("    " + text)
+            if op is not None:
+                line_ops[len(lines)] = op
+
+        for index, op in enumerate(self.ops):
+            device = assigned[op]
+            if op.type in _ORDERING_ONLY_TYPES:
+                continue
+            args = []
+            for k, t in enumerate(op._inputs):
+                if k in op.op_def.ref_inputs:
+                    continue
+                arg = names[t]
+                if t not in fed and assigned[t.op].backend is not device.backend:
+                    arg = self._transfer(namespace, t, assigned[t.op], device, arg)
+                args.append(arg)
+            outs = [f"v{index}_{k}" for k in range(len(op._outputs))]
+            if op.type in _FORWARDING_TYPES and len(args) == 1:
+                emit(f"{outs[0]} = {args[0]}", op)
+                if op._inputs[0] in persistent or op._inputs[0] in fed:
+                    persistent.add(op._outputs[0])
+            else:
+                factory = device.kernel_factory(op.type)
+                if factory is None:
+                    raise errors.NotFoundError(
+                        None, op, f"No {device.device_type} kernel registered for op '{op.name}' "
+                        f"(type {op.type}) on {device.name}")
+                try:
+                    kernel = factory(op, device)
+                except errors.OpError:
+                    raise
+                except (ValueError, TypeError, NotImplementedError) as e:
+                    raise errors.InvalidArgumentError(None, op, f"{op.type} '{op.name}': {e}") from e
+                namespace[f"k{index}"] = kernel
+                call = f"k{index}({', '.join(args)})"
+                if traced:
+                    emit("_s = _time()")
+                if not outs:
+                    emit(call, op)
+                elif len(outs) == 1:
+                    emit(f"{outs[0]} = {call}", op)
+                else:
+                    emit(f"{', '.join(outs)}, = {call}", op)
+                if traced:
+                    namespace[f"op{index}"] = op
+                    emit(f"_stats.add({device.name!r}, op{index}, _s, _time())")
+                if op.type in _PERSISTENT_OUTPUT_TYPES:
+                    persistent.update(op._outputs)
+            for k, t in enumerate(op._outputs):
+                names[t] = outs[k]
+            dead = [names[t] for t in last_use.get(index, ()) if names[t].startswith("v")]
+            if dead:
+                emit(f"del {', '.join(dead)}")
+        results = []
+        for t in self.fetches:
+            if t is None:
+                results.append("None")
+            elif t in persistent or t in fed:
+                results.append(f"_copy({names[t]})")
+            else:
+                results.append(names[t])
+        emit(f"return [{', '.join(results)}]")
+        source = "\n".join(lines) + "\n"
+        exec(compile(source, self.filename, "exec"), namespace)
+        return namespace["step"], source, line_ops
+
+    def _last_uses(self) -> Dict[int, List[Tensor]]:
+        """For each op index, the tensors whose last reader it is (and that are not fetched)."""
+        keep = set(t for t in self.fetches if t is not None)
+        last: Dict[Tensor, int] = {}
+        for index, op in enumerate(self.ops):
+            for t in op._outputs:
+                last[t] = index
+            for t in op._inputs:
+                if t in last:
+                    last[t] = index
+        out: Dict[int, List[Tensor]] = {}
+        for t, index in last.items():
+            if t not in keep:
+                out.setdefault(index, []).append(t)
+        return out
+
+    @staticmethod
+    def _transfer(namespace, tensor: Tensor, src: Device, dst: Device, arg: str) -> str:
+        """A copy across backends (host <-> accelerator) on an edge that crosses devices."""
+        key = f"x_{src.device_type}_{dst.device_type}_{dst.spec.device_index}"
+        if key not in namespace:
+            to_host = getattr(src.backend, "to_host", None)
+            from_host = getattr(dst.backend, "from_host", None)
+
+            def transfer(value, _to=to_host, _from=from_host, _dst=dst):
+                if _to is not None:
+                    value = _to(value)
+                return _from(value, _dst) if _from is not None else value
+            namespace[key] = transfer
+        return f"{key}({arg})"
+
+    # -- running ----------------------------------------------------------------------------------
+    def run(self, feed_values: List, step_stats: Optional[StepStats] = None) -> List:
+        try:
+            if step_stats is None:
+                return self.step(feed_values)
+            if self._traced_step is None:
+                self._traced_step, _, self._traced_line_ops = self._generate(traced=True)
+            return self._traced_step(feed_values, step_stats)
+        except errors.OpError as e:
+            if e.op is None:
+                e.op = self._failing_op(sys.exc_info()[2])
+            raise
+        except (ValueError, TypeError, IndexError, ArithmeticError, KeyError) as e:
+            op = self._failing_op(sys.exc_info()[2])
+            raise self._wrap(e, op) from e
+        except MemoryError as e:
+            op = self._failing_op(sys.exc_info()[2])
+            raise errors.ResourceExhaustedError(
+                None, op, f"OOM when running {self._where(op)}: {e}") from e
+
+    def _failing_op(self, tb) -> Optional[Operation]:
+        op = None
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            if code.co_filename == self.filename:
+                traced = code is not self.step.__code__
+                op = (self._traced_line_ops if traced else self._line_ops).get(tb.tb_lineno, op)
+            tb = tb.tb_next
+        return op
+
+    def _where(self, op: Optional[Operation]) -> str:
+        if op is None:
+            return "the step"
+        device = self.session._placer.assigned.get(op)
+        return f"node {op.name} ({op.type}) on {device.name if device else '?'}"
+
+    def _wrap(self, e: Exception, op: Optional[Operation]) -> errors.OpError:
+        return errors.InvalidArgumentError(None, op, f"{e}\n\t [[{self._where(op)}]]")

@@ -1,0 +1,312 @@
+"""Variables: named state that persists across steps (per session, or per task when distributed).
+
+A ``Variable`` named ``w`` is the ops TensorFlow 1.x builds for it: ``w`` (VariableV2, the
+state), ``w/Assign`` (its initializer, colocated with it) and ``w/read`` (an Identity that
+every use of the variable reads through, so gradients flow back to ``w``).
+"""
+from __future__ import annotations
+
+from typing import Callable, List, Optional, Sequence
+
+from .framework import dtypes
+from .framework.ops import (GraphKeys, Operation, Tensor, convert_to_tensor, get_default_graph,
+                            register_tensor_conversion_function)
+from .framework.registry import NotDifferentiable, register_op
+from .framework.tensor_shape import TensorShape, as_shape
+from .ops import _shapes, array_ops, control_flow_ops
+
+__all__ = ["Variable", "global_variables", "all_variables", "trainable_variables",
+           "local_variables", "moving_average_variables", "model_variables",
+           "global_variables_initializer", "initialize_all_variables", "local_variables_initializer",
+           "initialize_local_variables", "variables_initializer", "initialize_variables",
+           "is_variable_initialized", "report_uninitialized_variables",
+           "assert_variables_initialized", "assign", "assign_add", "assign_sub"]
+
+
+# -- state ops -------------------------------------------------------------------------------------
+@register_op("VariableV2", stateful=True)
+def _variable_shape(op):
+    return [(op.get_attr("dtype"), op.get_attr("shape"))]
+
+
+NotDifferentiable("VariableV2")
+
+
+@register_op("Assign", ref_inputs=(0,), stateful=True)
+def _assign_shape(op):
+    ref, value = op.inputs
+    _shapes.check_same_dtype(op, ref, value)
+    if op.get_attr("validate_shape") and not ref.shape.is_compatible_with(value.shape):
+        raise ValueError(f"Shapes must be equal rank, but are {ref.shape} and {value.shape} for "
+                         f"'{op.name}' (op: 'Assign') with input shapes: {ref.shape}, {value.shape}.")
+    return [(ref.dtype, ref.shape if op.get_attr("validate_shape") else value.shape)]
+
+
+@register_op("AssignAdd", ref_inputs=(0,), stateful=True)
+@register_op("AssignSub", ref_inputs=(0,), stateful=True)
+def _assign_update_shape(op):
+    ref, value = op.inputs
+    _shapes.check_same_dtype(op, ref, value)
+    if not ref.shape.is_compatible_with(value.shape):
+        raise ValueError(f"Shapes {ref.shape} and {value.shape} are incompatible for "
+                         f"'{op.name}' (op: '{op.type}')")
+    return [(ref.dtype, ref.shape)]
+
+
+@register_op("IsVariableInitialized", ref_inputs=(0,))
+def _is_initialized_shape(op):
+    return [(dtypes.bool, TensorShape(()))]
+
+
+for _t in ("Assign", "AssignAdd", "AssignSub", "IsVariableInitialized"):
+    NotDifferentiable(_t)
+
+
+def _state_op(op_type: str, ref, value, attrs, name):
+    ref_t = ref._variable if isinstance(ref, Variable) else ref
+    if not isinstance(ref_t, Tensor) or ref_t.op.type != "VariableV2":
+        raise TypeError(f"{op_type} needs a Variable to write into, got {ref!r}")
+    value = convert_to_tensor(value, dtype=ref_t.dtype)
+    graph = ref_t.graph
+    return graph.create_op(op_type, [ref_t, value], attrs, name=name or op_type).outputs[0]
+
+
+def assign(ref, value, validate_shape: bool = True, use_locking: bool = True,
+           name: Optional[str] = None) -> Tensor:
+    return _state_op("Assign", ref, value, {"validate_shape": validate_shape,
+                                            "use_locking": use_locking}, name)
+
+
+def assign_add(ref, value, use_locking: bool = False, name: Optional[str] = None) -> Tensor:
+    return _state_op("AssignAdd", ref, value, {"use_locking": use_locking}, name)
+
+
+def assign_sub(ref, value, use_locking: bool = False, name: Optional[str] = None) -> Tensor:
+    return _state_op("AssignSub", ref, value, {"use_locking": use_locking}, name)
+
+
+# -- Variable --------------------------------------------------------------------------------------
+class Variable:
+    """``tf.Variable(initial_value, name=...)``: a variable with an initializer op."""
+
+    def __init__(self, initial_value=None, trainable: bool = True,
+                 collections: Optional[Sequence[str]] = None, validate_shape: bool = True,
+                 caching_device=None, name: Optional[str] = None, variable_def=None,
+                 dtype=None, expected_shape=None, import_scope=None, constraint=None):
+        if initial_value is None:
+            raise ValueError("initial_value must be specified.")
+        if collections is None:
+            collections = [GraphKeys.GLOBAL_VARIABLES]
+        collections = list(collections)
+        if trainable and GraphKeys.TRAINABLE_VARIABLES not in collections:
+            collections.append(GraphKeys.TRAINABLE_VARIABLES)
+        graph = get_default_graph()
+        with graph.name_scope(name or "Variable") as scope:
+            if callable(initial_value):
+                with graph.name_scope("Initializer"):
+                    initial_value = initial_value()
+            self._initial_value = convert_to_tensor(initial_value, dtype=dtype,
+                                                    name="initial_value")
+            shape = self._initial_value.shape
+            if validate_shape and not shape.is_fully_defined():
+                raise ValueError(f"initial_value must have a shape specified: "
+                                 f"{self._initial_value}")
+            if not validate_shape:
+                shape = TensorShape(None)
+            self._variable = graph.create_op(
+                "VariableV2", [], {"shape": shape, "dtype": self._initial_value.dtype,
+                                   "container": "", "shared_name": ""}, name=scope).outputs[0]
+            with graph.colocate_with(self._variable.op):
+                self._initializer_op = assign(self._variable, self._initial_value,
+                                              validate_shape=validate_shape, name="Assign").op
+                self._snapshot = array_ops.identity(self._variable, name="read")
+        self._trainable = trainable
+        self._save_slice_info = None
+        self._constraint = constraint
+        graph.add_to_collections(collections, self)
+
+    # -- identity --------------------------------------------------------------------------------
+    name = property(lambda self: self._variable.name)
+    op = property(lambda self: self._variable.op)
+    graph = property(lambda self: self._variable.graph)
+    dtype = property(lambda self: self._variable.dtype)
+    device = property(lambda self: self._variable.device)
+    initializer = property(lambda self: self._initializer_op)
+    initial_value = property(lambda self: self._initial_value)
+    trainable = property(lambda self: self._trainable)
+    constraint = property(lambda self: self._constraint)
+
+    @property
+    def shape(self) -> TensorShape:
+        return self._variable.shape
+
+    def get_shape(self) -> TensorShape:
+        return self._variable.shape
+
+    def _as_graph_element(self) -> Tensor:
+        return self._variable
+
+    def _ref(self) -> Tensor:
+        return self._variable
+
+    def value(self) -> Tensor:
+        return self._snapshot
+
+    def read_value(self) -> Tensor:
+        return array_ops.identity(self._variable, name="read")
+
+    def initialized_value(self) -> Tensor:
+        with self.graph.control_dependencies([self._initializer_op]):
+            return array_ops.identity(self._variable)
+
+    # -- state changes ---------------------------------------------------------------------------
+    def assign(self, value, use_locking: bool = False, name=None, read_value: bool = True):
+        t = assign(self._variable, value, use_locking=use_locking, name=name)
+        return t if read_value else t.op
+
+    def assign_add(self, delta, use_locking: bool = False, name=None, read_value: bool = True):
+        t = assign_add(self._variable, delta, use_locking=use_locking, name=name)
+        return t if read_value else t.op
+
+    def assign_sub(self, delta, use_locking: bool = False, name=None, read_value: bool = True):
+        t = assign_sub(self._variable, delta, use_locking=use_locking, name=name)
+        return t if read_value else t.op
+
+    def eval(self, session=None):
+        return self._variable.eval(session=session)
+
+    def load(self, value, session=None) -> None:
+        """Writes ``value`` into the variable through its initializer (no new ops)."""
+        from .client.session import _default_session_for
+        _default_session_for(self.graph, session).run(self._initializer_op,
+                                                      {self._initial_value: value})
+
+    def is_initialized(self) -> Tensor:
+        return is_variable_initialized(self)
+
+    def set_shape(self, shape) -> None:
+        self._variable.set_shape(shape)
+        self._snapshot.set_shape(shape)
+
+    def __repr__(self) -> str:
+        return (f"<tf.Variable '{self.name}' shape={self.shape} "
+                f"dtype={self.dtype.name}_ref>")
+
+    def __hash__(self):
+        return id(self)
+
+    def __eq__(self, other):
+        return self is other
+
+    def __bool__(self):
+        raise TypeError("Using a `tf.Variable` as a Python `bool` is not allowed.")
+
+    def __iter__(self):
+        return iter(self.value())
+
+
+def _install_variable_operators() -> None:
+    """A Variable in an expression means its value: delegate every Tensor operator."""
+    names = ["__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+             "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__",
+             "__rpow__", "__matmul__", "__rmatmul__", "__neg__", "__abs__", "__lt__", "__le__",
+             "__gt__", "__ge__", "__and__", "__rand__", "__or__", "__ror__", "__xor__",
+             "__rxor__", "__invert__", "__getitem__", "__div__", "__rdiv__"]
+    for n in names:
+        def method(self, *args, _n=n):
+            return getattr(self.value(), _n)(*args)
+        method.__name__ = n
+        setattr(Variable, n, method)
+
+
+_install_variable_operators()
+register_tensor_conversion_function(
+    Variable, lambda v, dtype=None, name=None, as_ref=False: v._variable if as_ref else v.value())
+
+
+# -- collections and initializers --------------------------------------------------------------------
+def global_variables(scope: Optional[str] = None) -> List[Variable]:
+    return get_default_graph().get_collection(GraphKeys.GLOBAL_VARIABLES, scope)
+
+
+all_variables = global_variables
+
+
+def trainable_variables(scope: Optional[str] = None) -> List[Variable]:
+    return get_default_graph().get_collection(GraphKeys.TRAINABLE_VARIABLES, scope)
+
+
+def local_variables(scope: Optional[str] = None) -> List[Variable]:
+    return get_default_graph().get_collection(GraphKeys.LOCAL_VARIABLES, scope)
+
+
+def model_variables(scope: Optional[str] = None) -> List[Variable]:
+    return get_default_graph().get_collection(GraphKeys.MODEL_VARIABLES, scope)
+
+
+def moving_average_variables(scope: Optional[str] = None) -> List[Variable]:
+    return get_default_graph().get_collection(GraphKeys.MOVING_AVERAGE_VARIABLES, scope)
+
+
+def variables_initializer(var_list: Sequence[Variable], name: str = "init") -> Operation:
+    if not var_list:
+        return control_flow_ops.no_op(name=name)
+    return control_flow_ops.group(*[v.initializer for v in var_list], name=name)
+
+
+initialize_variables = variables_initializer
+
+
+def global_variables_initializer() -> Operation:
+    return variables_initializer(global_variables())
+
+
+initialize_all_variables = global_variables_initializer
+
+
+def local_variables_initializer() -> Operation:
+    return variables_initializer(local_variables())
+
+
+initialize_local_variables = local_variables_initializer
+
+
+def is_variable_initialized(variable) -> Tensor:
+    ref = variable._variable if isinstance(variable, Variable) else variable
+    return ref.graph.create_op("IsVariableInitialized", [ref], {"dtype": ref.dtype},
+                               name="IsVariableInitialized").outputs[0]
+
+
+def report_uninitialized_variables(var_list: Optional[Sequence[Variable]] = None,
+                                   name: str = "report_uninitialized_variables") -> Tensor:
+    """A 1-D string tensor: the names of the variables in var_list not yet initialized."""
+    if var_list is None:
+        var_list = global_variables() + local_variables()
+    graph = get_default_graph()
+    with graph.name_scope(name):
+        names = array_ops.constant([v.op.name for v in var_list] or [""], dtype=dtypes.string)
+        flags = [is_variable_initialized(v) for v in var_list]
+        return graph.create_op("ReportUninitialized", [names] + flags, {"N": len(flags)},
+                               name="report").outputs[0]
+
+
+@register_op("ReportUninitialized")
+def _report_uninitialized_shape(op):
+    return [(dtypes.string, TensorShape([None]))]
+
+
+NotDifferentiable("ReportUninitialized")
+
+
+def assert_variables_initialized(var_list: Optional[Sequence[Variable]] = None) -> Operation:
+    report = report_uninitialized_variables(var_list)
+    return report.graph.create_op("AssertNoneUninitialized", [report], {},
+                                  name="assert_variables_initialized")
+
+
+@register_op("AssertNoneUninitialized")
+def _assert_none_uninitialized_shape(op):
+    return []
+
+
+NotDifferentiable("AssertNoneUninitialized")
