@@ -1,24 +1,39 @@
 """tfjupyter: the TensorFlow 1.x graph programming model, interactive in Jupyter.
 
 ``import tfjupyter as tf`` gives the TF 1.x API and the 0.x names the classic tutorials use.
+Each module below declares its public names in ``__all__``; this file only gathers them.
 """
 from __future__ import annotations
 
-from .framework import dtypes as _dtypes_module, errors
-from .framework.dtypes import (DType, as_dtype, bool, double, float16, float32, float64, half,
+from .framework import errors  # noqa: F401  (tf.errors)
+from .framework.dtypes import (DType, as_dtype, bool, double, float16, float32, float64, half,  # noqa: F401
                                int8, int16, int32, int64, string, uint8)
-from .framework.device import DeviceSpec
-from .framework.ops import (Graph, GraphKeys, Operation, Tensor, add_to_collection,
+from .framework.device import DeviceSpec  # noqa: F401
+from .framework.ops import (Graph, GraphKeys, Operation, Tensor, add_to_collection,  # noqa: F401
                             add_to_collections, colocate_with, control_dependencies,
                             convert_to_tensor, device, get_collection, get_collection_ref,
                             get_default_graph, name_scope, register_tensor_conversion_function,
                             reset_default_graph)
-from .framework.registry import NotDifferentiable, RegisterGradient, register_gradient
-from .framework.tensor_shape import Dimension, TensorShape
-from .client.config import ConfigProto, GPUOptions, GraphOptions, RunMetadata, RunOptions
-from .client.session import InteractiveSession, Session, get_default_session
-from .ops.array_ops import constant, identity, placeholder, placeholder_with_default, stop_gradient
-from .ops.control_flow_ops import group, no_op, tuple, with_dependencies
-from .ops.math_ops import add, matmul, multiply
+from .framework.registry import NotDifferentiable, RegisterGradient, register_gradient  # noqa: F401
+from .framework.tensor_shape import Dimension, TensorShape  # noqa: F401
+from .client.config import ConfigProto, GPUOptions, GraphOptions, RunMetadata, RunOptions  # noqa: F401
+from .client.session import InteractiveSession, Session, get_default_session  # noqa: F401
+from .gradients import gradients  # noqa: F401
+from .ops.array_ops import *  # noqa: F401,F403
+from .ops.control_flow_ops import group, no_op, tuple, with_dependencies  # noqa: F401
+from .ops.math_ops import *  # noqa: F401,F403
+from .ops.random_ops import *  # noqa: F401,F403
+from .variables import *  # noqa: F401,F403
+from .variable_scope import *  # noqa: F401,F403
+from .init_ops import *  # noqa: F401,F403
+from .summary.legacy import *  # noqa: F401,F403  (0.x: tf.scalar_summary, ...)
+from . import app, contrib, nn, summary, test, train  # noqa: F401,E402
+from .framework import dtypes  # noqa: F401
 
 __version__ = "0.1.0"
+
+
+def load_ipython_extension(ipython) -> None:
+    """``%load_ext tfjupyter``: registers the %tf_* magics."""
+    from .magics import load_ipython_extension as load
+    load(ipython)

@@ -11,6 +11,8 @@ from ..framework.registry import NotDifferentiable, register_gradient, register_
 from ..framework.tensor_shape import TensorShape, as_shape
 from . import _shapes
 
+__all__ = ["constant", "placeholder", "placeholder_with_default", "identity", "stop_gradient"]
+
 
 # -- Const ------------------------------------------------------------------------------------------
 @register_op("Const")

@@ -14,6 +14,8 @@ from ..framework.registry import register_gradient, register_op
 from ..framework.tensor_shape import TensorShape
 from . import _shapes
 
+__all__ = ["add", "multiply", "matmul"]
+
 
 def _binary(op_type: str, x, y, name: Optional[str]) -> Tensor:
     x, y = _convert_pair(x, y)

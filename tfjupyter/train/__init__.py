@@ -1,1 +1,8 @@
-
+"""``tf.train``: optimizers, learning-rate schedules, moving averages, checkpoints, coordination."""
+from .coordinator import *  # noqa: F401,F403
+from .learning_rate_decay import *  # noqa: F401,F403
+from .moving_averages import *  # noqa: F401,F403
+from .optimizers import *  # noqa: F401,F403
+from .queue_runner import *  # noqa: F401,F403
+from .saver import *  # noqa: F401,F403
+from .training_util import *  # noqa: F401,F403
