@@ -13,4 +13,5 @@ def allocate(shape, dtype) -> np.ndarray:
 
 
 # Importing a kernel module registers its kernels in KERNELS.
-from . import array_kernels, math_kernels, nn_kernels, state_kernels, random_kernels  # noqa: E402,F401
+from . import (array_kernels, math_kernels, nn_extra_kernels, nn_kernels, random_kernels,  # noqa: E402,F401
+               state_kernels, summary_kernels, training_kernels)

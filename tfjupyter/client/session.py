@@ -7,6 +7,7 @@ import itertools
 import sys
 import threading
 import time
+import weakref
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -22,6 +23,12 @@ from .config import ConfigProto, RunMetadata, RunOptions
 __all__ = ["Session", "InteractiveSession", "get_default_session"]
 
 _session_ids = itertools.count(1)
+_last_run_session = None  # weakref to the session that ran last (for %tf_placement)
+
+
+def last_run_session() -> Optional["BaseSession"]:
+    """The session whose run() finished last in this process, if it is still alive."""
+    return _last_run_session() if _last_run_session is not None else None
 
 
 class _FetchStructure:
@@ -146,6 +153,7 @@ class BaseSession:
         self._lock = threading.Lock()
         self.steps = 0
         self.last_placement: List[events.PlacementRecord] = []
+        self._weakref = weakref.ref(self)
         self._apply_thread_config()
         if self.config.log_device_placement:
             self._print_device_mapping()
@@ -214,8 +222,10 @@ class BaseSession:
             results = plan.run(values)
         if run_metadata is not None:
             run_metadata.placement = plan.placement
+        global _last_run_session
         self.steps += 1
         self.last_placement = plan.placement
+        _last_run_session = self._weakref
         if events.listeners["step"]:
             end = time.perf_counter()
             events.publish("step", events.StepRecord(self.id, self.steps, time.time(), end - start,
