@@ -10,7 +10,8 @@ setup(
     packages=[
         "tfjupyter", "tfjupyter.framework", "tfjupyter.ops", "tfjupyter.runtime",
         "tfjupyter.client", "tfjupyter.train", "tfjupyter.summary", "tfjupyter.contrib",
-        "tfjupyter.contrib.layers", "tfjupyter.kernels", "tfjupyter.kernels.cpu",
+        "tfjupyter.contrib.layers", "tfjupyter.examples", "tfjupyter.examples.tutorials",
+        "tfjupyter.examples.tutorials.mnist", "tfjupyter.kernels", "tfjupyter.kernels.cpu",
     ],
     package_dir={"tfjupyter.kernels": "kernels"},
     install_requires=[

@@ -37,3 +37,9 @@ def load_ipython_extension(ipython) -> None:
     """``%load_ext tfjupyter``: registers the %tf_* magics."""
     from .magics import load_ipython_extension as load
     load(ipython)
+
+
+def unload_ipython_extension(ipython) -> None:
+    """``%unload_ext tfjupyter``: removes the magics and their event hooks."""
+    from .magics import unload_ipython_extension as unload
+    unload(ipython)

@@ -8,6 +8,7 @@ downloads). ``read_idx``/``write_idx`` parse and write IDX files, gzipped or not
 from __future__ import annotations
 
 import collections
+import functools
 import gzip
 import os
 from typing import BinaryIO, Optional, Tuple, Union
@@ -30,7 +31,7 @@ MNIST_FILES = {"train_images": "train-images-idx3-ubyte", "train_labels": "train
                "test_images": "t10k-images-idx3-ubyte", "test_labels": "t10k-labels-idx1-ubyte"}
 
 
-# -- IDX ---------------------------------------------------------------------------------------------
+# -- IDX -------------------------------------------------------------------------------------------
 def _describe_source(source) -> str:
     if isinstance(source, (str, os.PathLike)):
         return os.fspath(source)
@@ -124,7 +125,7 @@ def write_idx(path: PathOrFile, array) -> None:
                         f"{type(path).__name__}")
 
 
-# -- classic mnist helpers -------------------------------------------------------------------------------
+# -- classic mnist helpers -------------------------------------------------------------------------
 def dense_to_one_hot(labels_dense, num_classes: int = 10) -> np.ndarray:
     """Class indices [N] -> one-hot float32 rows [N, num_classes]."""
     labels = np.asarray(labels_dense).reshape(-1)
@@ -141,7 +142,8 @@ def extract_images(f: PathOrFile) -> np.ndarray:
     data = read_idx(f)
     if data.ndim != 3 or data.dtype != np.uint8:
         raise ValueError(f"Invalid MNIST image file {_describe_source(f)}: expected uint8 data of "
-                         f"shape [N, rows, cols] (magic 0x00000803), got {data.dtype} {list(data.shape)}")
+                         f"shape [N, rows, cols] (magic 0x00000803), got {data.dtype} "
+                         f"{list(data.shape)}")
     return data[..., np.newaxis]
 
 
@@ -155,7 +157,7 @@ def extract_labels(f: PathOrFile, one_hot: bool = False, num_classes: int = 10) 
     return dense_to_one_hot(labels, num_classes) if one_hot else labels
 
 
-# -- DataSet ---------------------------------------------------------------------------------------------
+# -- DataSet ---------------------------------------------------------------------------------------
 def _image_dtype(dtype) -> np.dtype:
     if hasattr(dtype, "as_numpy_dtype"):  # a tfjupyter DType such as tf.float32
         dtype = dtype.as_numpy_dtype
@@ -197,11 +199,10 @@ class DataSet:
                     raise ValueError(f"DataSet: reshape=True needs images of shape "
                                      f"[N, rows, cols, 1], got {images.shape}")
                 images = images.reshape(images.shape[0], images.shape[1] * images.shape[2])
-            if dt.kind == "f":
-                scale = 1.0 / 255.0 if images.dtype.kind in "ui" else 1.0
-                images = (images.astype(dt) * dt.type(scale)) if scale != 1.0 else images.astype(dt)
-            else:
-                images = images.astype(dt)
+            was_integer = images.dtype.kind in "ui"
+            images = images.astype(dt)
+            if dt.kind == "f" and was_integer:
+                images *= dt.type(1.0 / 255.0)
             self._images, self._labels = images, labels
             self._num_examples = images.shape[0]
         self._served = 0       # examples handed out since construction
@@ -233,7 +234,8 @@ class DataSet:
                    shuffle: bool = True) -> Tuple[np.ndarray, np.ndarray]:
         """The next ``batch_size`` (images, labels); a batch crossing the end of an epoch takes
         the rest of that epoch and continues with the next one, reshuffled."""
-        if isinstance(batch_size, (bool, np.bool_)) or not isinstance(batch_size, (int, np.integer)):
+        if isinstance(batch_size, (bool, np.bool_)) or not isinstance(batch_size,
+                                                                      (int, np.integer)):
             raise TypeError(f"next_batch: batch_size must be an int, got {batch_size!r}")
         if batch_size <= 0:
             raise ValueError(f"next_batch: batch_size must be positive, got {batch_size}")
@@ -263,7 +265,6 @@ class DataSet:
             labels[:, 0] = 1.0
         else:
             labels = np.zeros(batch_size, dtype=np.int64)
-        self._served += batch_size
         return image, labels
 
     def __repr__(self) -> str:
@@ -271,7 +272,7 @@ class DataSet:
                 f"{self._images.dtype}, labels={list(self._labels.shape)} {self._labels.dtype})")
 
 
-# -- MNIST from a local directory ---------------------------------------------------------------------------
+# -- MNIST from a local directory ------------------------------------------------------------------
 def _find_mnist_file(train_dir: str, base: str) -> Optional[str]:
     for candidate in (base, base + ".gz"):
         path = os.path.join(train_dir, candidate)
@@ -290,6 +291,7 @@ def read_data_sets(train_dir: str, fake_data: bool = False, one_hot: bool = Fals
     validation set. Images are [N, 784] (``reshape=False``: [N, 28, 28, 1]) scaled to [0, 1]
     for float dtypes; labels are int64 [N] or one-hot float32 [N, 10].
     """
+    _image_dtype(dtype)  # fail before reading anything
     if fake_data:
         def fake():
             return DataSet([], [], fake_data=True, one_hot=one_hot, dtype=dtype, seed=seed)
@@ -332,7 +334,7 @@ def _child_seeds(seed: Optional[int], n: int):
     return [int(s) for s in np.random.SeedSequence(seed).generate_state(n)]
 
 
-# -- scikit-learn's digits -----------------------------------------------------------------------------------
+# -- scikit-learn's digits -------------------------------------------------------------------------
 def load_digits(test_fraction: float = 0.2, seed: int = 0, one_hot: bool = False,
                 flatten: bool = True, dtype=np.float32, validation_size: int = 0) -> Datasets:
     """scikit-learn's bundled 8x8 handwritten digits (1797 images, offline), split per class.
@@ -342,17 +344,10 @@ def load_digits(test_fraction: float = 0.2, seed: int = 0, one_hot: bool = False
     stratified: about ``test_fraction`` of each digit goes to ``test``, chosen by ``seed``; the
     first ``validation_size`` shuffled training examples become ``validation``.
     """
-    try:
-        from sklearn.datasets import load_digits as sk_load_digits
-    except ImportError:
-        raise ImportError("load_digits needs scikit-learn, which ships the digits data: "
-                          "pip install scikit-learn") from None
     if not 0.0 <= test_fraction < 1.0:
         raise ValueError(f"load_digits: test_fraction must be in [0, 1), got {test_fraction}")
     dt = _image_dtype(dtype)
-    bunch = sk_load_digits()
-    images = bunch.images  # float64 [1797, 8, 8], values 0..16
-    labels = bunch.target.astype(np.int64)
+    images, labels = _sklearn_digits()
     if dt.kind == "f":
         images = (images / 16.0).astype(dt)
     else:
@@ -369,6 +364,21 @@ def load_digits(test_fraction: float = 0.2, seed: int = 0, one_hot: bool = False
     seeds = _child_seeds(seed, 3)
     return Datasets(*(DataSet._from_arrays(images[idx], out_labels[idx], s)
                       for idx, s in zip((train_idx, val_idx, test_idx), seeds)))
+
+
+@functools.lru_cache(maxsize=1)
+def _sklearn_digits() -> Tuple[np.ndarray, np.ndarray]:
+    """(images float64 [1797, 8, 8] with values 0..16, labels int64 [1797]), read-only."""
+    try:
+        from sklearn.datasets import load_digits as sk_load_digits
+    except ImportError:
+        raise ImportError("load_digits needs scikit-learn, which ships the digits data: "
+                          "pip install scikit-learn") from None
+    bunch = sk_load_digits()
+    images, labels = bunch.images, bunch.target.astype(np.int64)
+    images.setflags(write=False)
+    labels.setflags(write=False)
+    return images, labels
 
 
 def _stratified_split(labels: np.ndarray, fraction: float,

@@ -1,2 +1,410 @@
-"""(being written)"""
-__all__ = []
+"""``tf.nn``: the neural-network op APIs (``ops/nn_ops.py``, ``ops/nn_conv_ops.py``) and the
+functions TensorFlow 1.x builds from them and the math ops (dropout, moments, batch
+normalization, logistic losses, embedding lookup, ...), with the same signatures and graphs.
+"""
+from __future__ import annotations
+
+import numbers
+from typing import Optional, Sequence, Tuple
+
+import numpy as np
+
+from .framework import dtypes as _dtypes
+from .framework.ops import Tensor, convert_to_tensor, name_scope
+from .framework.tensor_shape import TensorShape
+from .ops import _shapes, array_ops as _array_ops, math_ops as _math_ops, nn_ops as _nn_ops
+from .ops._nn_util import convert_like as _convert_like, shape_of as _shape_of
+from .ops.nn_ops import *  # noqa: F401,F403
+from .ops.nn_ops import _xent_arguments, bias_add, conv2d, elu, relu
+
+__all__ = _nn_ops.__all__ + [
+    "sigmoid", "tanh", "dropout", "moments", "l2_normalize", "sigmoid_cross_entropy_with_logits",
+    "weighted_cross_entropy_with_logits", "batch_normalization", "fused_batch_norm",
+    "batch_norm_with_global_normalization", "xw_plus_b", "relu_layer", "leaky_relu", "selu",
+    "softsign", "crelu", "zero_fraction", "conv1d", "embedding_lookup",
+]
+
+
+def sigmoid(x, name: Optional[str] = None) -> Tensor:
+    """1 / (1 + exp(-x)): ``tf.sigmoid``."""
+    return _math_ops.sigmoid(x, name=name)
+
+
+def tanh(x, name: Optional[str] = None) -> Tensor:
+    """Hyperbolic tangent: ``tf.tanh``."""
+    return _math_ops.tanh(x, name=name)
+
+
+# ---------------------------------------------------------------------------------------------
+# Dropout
+
+
+def dropout(x, keep_prob=None, noise_shape=None, seed: Optional[int] = None,
+            name: Optional[str] = None, rate=None) -> Tensor:
+    """Keeps each element of ``x`` with probability ``keep_prob``, scaled by 1 / keep_prob so
+    the expected sum is unchanged, and zeroes the others. ``keep_prob`` may be a tensor (a
+    placeholder fed 1.0 at test time); ``noise_shape`` broadcasts one keep/drop decision
+    along the dimensions where it is 1. ``rate`` = 1 - keep_prob (TF 1.13+)."""
+    with name_scope(name, "dropout", [x]) as scope:
+        x = convert_to_tensor(x, name="x")
+        if not x.dtype.is_floating:
+            raise ValueError(f"x has to be a floating point tensor since it's going to be "
+                             f"scaled. Got a {x.dtype.name} tensor instead.")
+        if rate is not None:
+            if keep_prob is not None:
+                raise ValueError("dropout: pass either keep_prob or rate, not both.")
+            keep_prob = 1 - rate if isinstance(rate, numbers.Real) else \
+                _math_ops.subtract(1.0, _convert_like(rate, x, "rate"))
+        if keep_prob is None:
+            raise ValueError("dropout: keep_prob (or rate) must be given.")
+        if isinstance(keep_prob, numbers.Real) and not 0 < keep_prob <= 1:
+            raise ValueError(f"keep_prob must be a scalar tensor or a float in the range (0, 1], "
+                             f"got {keep_prob:g}")
+        keep_prob = _convert_like(keep_prob, x, "keep_prob")
+        if not keep_prob.shape.is_compatible_with(TensorShape(())):
+            raise ValueError(f"dropout: keep_prob must be a scalar, got shape {keep_prob.shape}.")
+        known = _shapes.constant_value(keep_prob)
+        if known is not None:
+            if not 0 < float(known) <= 1:
+                raise ValueError(f"keep_prob must be a scalar tensor or a float in the range "
+                                 f"(0, 1], got {float(known):g}")
+            if float(known) == 1:
+                return x
+        if noise_shape is None:
+            noise_shape = _shape_of(x)
+        # keep_prob + U[0, 1) is >= 1 with probability keep_prob: floor gives the 0/1 mask.
+        random_tensor = _math_ops.add(keep_prob, _random_ops().random_uniform(
+            noise_shape, seed=seed, dtype=x.dtype))
+        mask = _math_ops.floor(random_tensor)
+        ret = _math_ops.multiply(_math_ops.divide(x, keep_prob), mask, name=scope)
+        ret.set_shape(x.shape)
+        return ret
+
+
+def _random_ops():
+    from .ops import random_ops
+    return random_ops
+
+
+# ---------------------------------------------------------------------------------------------
+# Moments and normalization
+
+
+def _keepdims(keep_dims, keepdims) -> bool:
+    if keep_dims is not None and keepdims is not None and bool(keep_dims) != bool(keepdims):
+        raise ValueError("Cannot specify both 'keep_dims' and 'keepdims' with different values")
+    return bool(keepdims if keepdims is not None else keep_dims)
+
+
+def moments(x, axes: Sequence[int], shift=None, name: Optional[str] = None,
+            keep_dims: Optional[bool] = None, keepdims: Optional[bool] = None
+            ) -> Tuple[Tensor, Tensor]:
+    """(mean, variance) of ``x`` over ``axes`` (the population variance, as TensorFlow).
+    ``shift`` is accepted and unused, as in TensorFlow 1.x. float16 is computed in float32."""
+    keep = _keepdims(keep_dims, keepdims)
+    axes = [int(a) for a in axes]
+    with name_scope(name, "moments", [x, axes]):
+        x = convert_to_tensor(x, name="x")
+        y = _math_ops.cast(x, _dtypes.float32) if x.dtype is _dtypes.float16 else x
+        mean = _math_ops.reduce_mean(y, axes, keepdims=True, name="mean")
+        variance = _math_ops.reduce_mean(
+            _math_ops.squared_difference(y, _array_ops.stop_gradient(mean)), axes,
+            keepdims=True, name="variance")
+        if not keep:
+            mean = _array_ops.squeeze(mean, axes)
+            variance = _array_ops.squeeze(variance, axes)
+        if x.dtype is _dtypes.float16:
+            return _math_ops.cast(mean, x.dtype), _math_ops.cast(variance, x.dtype)
+        return mean, variance
+
+
+def l2_normalize(x, axis=None, epsilon: float = 1e-12, name: Optional[str] = None,
+                 dim=None) -> Tensor:
+    """x / sqrt(max(sum(x ** 2, axis), epsilon)). ``dim`` is the 0.x name of ``axis``."""
+    if axis is not None and dim is not None:
+        raise ValueError("Cannot specify both 'axis' and 'dim'")
+    axis = dim if axis is None else axis
+    with name_scope(name, "l2_normalize", [x]) as scope:
+        x = convert_to_tensor(x, name="x")
+        square_sum = _math_ops.reduce_sum(_math_ops.square(x), axis, keepdims=True)
+        inv_norm = _math_ops.rsqrt(_math_ops.maximum(square_sum, epsilon))
+        return _math_ops.multiply(x, inv_norm, name=scope)
+
+
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon: float,
+                        name: Optional[str] = None) -> Tensor:
+    """scale * (x - mean) / sqrt(variance + variance_epsilon) + offset; ``offset`` and
+    ``scale`` may be None."""
+    with name_scope(name, "batchnorm", [x, mean, variance, scale, offset]):
+        x = convert_to_tensor(x, name="x")
+        mean, variance = _convert_like(mean, x, "mean"), _convert_like(variance, x, "variance")
+        inv = _math_ops.rsqrt(_math_ops.add(variance, variance_epsilon))
+        if scale is not None:
+            inv = _math_ops.multiply(inv, _convert_like(scale, x, "scale"))
+        shift = _math_ops.negative(_math_ops.multiply(mean, inv))
+        if offset is not None:
+            shift = _math_ops.add(shift, _convert_like(offset, x, "offset"))
+        return _math_ops.add(_math_ops.multiply(x, inv), shift)
+
+
+def batch_norm_with_global_normalization(t, m, v, beta, gamma, variance_epsilon: float,
+                                         scale_after_normalization: bool,
+                                         name: Optional[str] = None) -> Tensor:
+    """TF 0.x batch normalization: ``batch_normalization`` with gamma applied only when
+    ``scale_after_normalization``."""
+    with name_scope(name, "batchnorm", [t, m, v, beta, gamma]):
+        return batch_normalization(t, m, v, beta, gamma if scale_after_normalization else None,
+                                   variance_epsilon)
+
+
+def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon: float = 0.001,
+                     data_format: str = "NHWC", is_training: bool = True,
+                     name: Optional[str] = None) -> Tuple[Tensor, Tensor, Tensor]:
+    """Batch normalization of a 4-D ``x`` per channel: (y, batch_mean, batch_variance).
+
+    Training normalizes with the batch statistics and returns the variance with Bessel's
+    correction (for moving averages); inference uses the given ``mean`` and ``variance``.
+    """
+    if data_format not in ("NHWC", "NCHW"):
+        raise ValueError(f"fused_batch_norm: data_format must be NHWC or NCHW, got "
+                         f"{data_format!r}.")
+    epsilon = max(float(epsilon), 1.001e-5)  # TensorFlow's (cuDNN's) floor
+    with name_scope(name, "FusedBatchNorm", [x, scale, offset]):
+        x = convert_to_tensor(x, name="x")
+        if x.shape.ndims is not None and x.shape.ndims != 4:
+            raise ValueError(f"fused_batch_norm: x must be 4-dimensional, got shape {x.shape}.")
+        axes = [0, 1, 2] if data_format == "NHWC" else [0, 2, 3]
+        if is_training:
+            if mean is not None or variance is not None:
+                raise ValueError("fused_batch_norm: mean and variance must be None when "
+                                 "is_training is True.")
+            mean, variance = moments(x, axes)
+            # The returned variance has Bessel's correction: count / (count - 1).
+            dims = x.shape.as_list() if x.shape.ndims is not None else [None] * 4
+            reduced = [dims[a] for a in axes]
+            if None not in reduced:
+                count = float(np.prod(reduced))
+                correction = count / max(count - 1.0, 1.0)
+            else:
+                count = _math_ops.divide(_math_ops.cast(_array_ops.size(x), x.dtype),
+                                         _math_ops.cast(_array_ops.size(mean), x.dtype))
+                correction = _math_ops.divide(count, _math_ops.maximum(
+                    _math_ops.subtract(count, 1.0), 1.0))
+            unbiased = _math_ops.multiply(variance, correction)
+        else:
+            if mean is None or variance is None:
+                raise ValueError("Both 'mean' and 'variance' must be a 1-D tensor when "
+                                 "is_training is False.")
+            mean, variance = _convert_like(mean, x, "mean"), _convert_like(variance, x, "variance")
+            unbiased = variance
+        scale, offset = _convert_like(scale, x, "scale"), _convert_like(offset, x, "offset")
+        if data_format == "NCHW":
+            def per_channel(t):
+                return _array_ops.reshape(t, [-1, 1, 1])
+        else:
+            def per_channel(t):
+                return t
+        y = batch_normalization(x, per_channel(mean), per_channel(variance),
+                                per_channel(offset), per_channel(scale), epsilon)
+        return y, mean, unbiased
+
+
+# ---------------------------------------------------------------------------------------------
+# Logistic losses
+
+
+def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None,
+                                      name: Optional[str] = None, targets=None) -> Tensor:
+    """Elementwise -labels * log(sigmoid(logits)) - (1 - labels) * log(1 - sigmoid(logits)),
+    computed as max(x, 0) - x * z + log(1 + exp(-|x|)) so that it never overflows.
+
+    TF 1.x: ``(labels=..., logits=...)``; TF 0.x: ``(logits, targets, name=None)``.
+    """
+    api = "sigmoid_cross_entropy_with_logits"
+    if targets is not None:
+        if labels is not None:
+            raise ValueError(f"{api}: pass labels or (TF 0.x) targets, not both.")
+        labels = targets
+    labels, logits, spill = _xent_arguments(api, _sentinel, labels, logits)
+    name = spill if spill is not None else name
+    with name_scope(name, "logistic_loss", [logits, labels]) as scope:
+        logits = convert_to_tensor(logits, name="logits")
+        labels = _convert_like(labels, logits, "labels")
+        if not logits.shape.is_compatible_with(labels.shape):
+            raise ValueError(f"logits and labels must have the same shape ({logits.shape} vs "
+                             f"{labels.shape})")
+        zeros = _array_ops.zeros_like(logits)
+        positive = _math_ops.greater_equal(logits, zeros)
+        relu_logits = _array_ops.where(positive, logits, zeros)
+        neg_abs_logits = _array_ops.where(positive, _math_ops.negative(logits), logits)
+        return _math_ops.add(
+            _math_ops.subtract(relu_logits, _math_ops.multiply(logits, labels)),
+            _math_ops.log1p(_math_ops.exp(neg_abs_logits)), name=scope)
+
+
+def weighted_cross_entropy_with_logits(targets=None, logits=None, pos_weight=None,
+                                       name: Optional[str] = None, labels=None) -> Tensor:
+    """sigmoid_cross_entropy_with_logits with the positive term weighted by ``pos_weight``:
+    (1 - z) * x + (1 + (pos_weight - 1) * z) * (log(1 + exp(-|x|)) + max(-x, 0))."""
+    if labels is not None:
+        if targets is not None:
+            raise ValueError("weighted_cross_entropy_with_logits: pass labels or targets, "
+                             "not both.")
+        targets = labels
+    if targets is None or logits is None or pos_weight is None:
+        raise ValueError("weighted_cross_entropy_with_logits needs targets (labels), logits "
+                         "and pos_weight.")
+    with name_scope(name, "logistic_loss", [logits, targets]) as scope:
+        logits = convert_to_tensor(logits, name="logits")
+        targets = _convert_like(targets, logits, "targets")
+        if not logits.shape.is_compatible_with(targets.shape):
+            raise ValueError(f"logits and targets must have the same shape ({logits.shape} vs "
+                             f"{targets.shape})")
+        pos_weight = _convert_like(pos_weight, logits, "pos_weight")
+        log_weight = _math_ops.add(
+            1.0, _math_ops.multiply(_math_ops.subtract(pos_weight, 1.0), targets))
+        softplus_neg_abs = _math_ops.add(
+            _math_ops.log1p(_math_ops.exp(_math_ops.negative(_math_ops.abs(logits)))),
+            relu(_math_ops.negative(logits)))
+        return _math_ops.add(_math_ops.multiply(_math_ops.subtract(1.0, targets), logits),
+                             _math_ops.multiply(log_weight, softplus_neg_abs), name=scope)
+
+
+# ---------------------------------------------------------------------------------------------
+# Layers and activations built from other ops
+
+
+def xw_plus_b(x, weights, biases, name: Optional[str] = None) -> Tensor:
+    """matmul(x, weights) + biases."""
+    with name_scope(name, "xw_plus_b", [x, weights, biases]) as scope:
+        return bias_add(_math_ops.matmul(x, weights), biases, name=scope)
+
+
+def relu_layer(x, weights, biases, name: Optional[str] = None) -> Tensor:
+    """relu(matmul(x, weights) + biases)."""
+    with name_scope(name, "relu_layer", [x, weights, biases]) as scope:
+        return relu(bias_add(_math_ops.matmul(x, weights), biases), name=scope)
+
+
+def leaky_relu(features, alpha: float = 0.2, name: Optional[str] = None) -> Tensor:
+    """max(alpha * features, features) (for alpha <= 1)."""
+    with name_scope(name, "LeakyRelu", [features, alpha]) as scope:
+        features = convert_to_tensor(features, name="features")
+        if features.dtype.is_integer:
+            features = _math_ops.cast(features, _dtypes.float32)
+        alpha = _convert_like(alpha, features, "alpha")
+        return _math_ops.maximum(_math_ops.multiply(alpha, features), features, name=scope)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(features, name: Optional[str] = None) -> Tensor:
+    """Scaled exponential linear unit: scale * (x if x > 0 else alpha * (exp(x) - 1))."""
+    with name_scope(name, "selu", [features]) as scope:
+        features = convert_to_tensor(features, name="features")
+        negative = _math_ops.multiply(_SELU_ALPHA, elu(features))
+        positive = _math_ops.greater(features, _array_ops.zeros_like(features))
+        return _math_ops.multiply(_SELU_SCALE, _array_ops.where(positive, features, negative),
+                                  name=scope)
+
+
+def softsign(features, name: Optional[str] = None) -> Tensor:
+    """features / (abs(features) + 1)."""
+    with name_scope(name, "Softsign", [features]) as scope:
+        features = convert_to_tensor(features, name="features")
+        return _math_ops.divide(features, _math_ops.add(_math_ops.abs(features), 1.0),
+                                name=scope)
+
+
+def crelu(features, name: Optional[str] = None, axis: int = -1) -> Tensor:
+    """Concatenated ReLU: concat([relu(x), relu(-x)], axis), doubling that dimension."""
+    with name_scope(name, "CRelu", [features]) as scope:
+        features = convert_to_tensor(features, name="features")
+        both = _array_ops.concat([features, _math_ops.negative(features)], axis)
+        return relu(both, name=scope)
+
+
+def zero_fraction(value, name: Optional[str] = None) -> Tensor:
+    """The fraction of zeros in ``value``, as a float32 scalar."""
+    with name_scope(name, "zero_fraction", [value]):
+        value = convert_to_tensor(value, name="value")
+        zero = _array_ops.constant(0, dtype=value.dtype, name="zero")
+        return _math_ops.reduce_mean(_math_ops.cast(_math_ops.equal(value, zero),
+                                                    _dtypes.float32))
+
+
+def conv1d(value, filters, stride: int, padding: str, use_cudnn_on_gpu=None,
+           data_format: Optional[str] = None, name: Optional[str] = None) -> Tensor:
+    """1-D convolution of a 3-D ``value`` [batch, width, in_channels] ("NWC", or "NCW") by
+    ``filters`` [width, in_channels, out_channels], as a conv2d of height 1."""
+    if data_format in (None, "NHWC", "NWC"):
+        spatial, strides, fmt = 1, [1, 1, stride, 1], "NHWC"
+    elif data_format in ("NCHW", "NCW"):
+        spatial, strides, fmt = 2, [1, 1, 1, stride], "NCHW"
+    else:
+        raise ValueError("data_format must be \"NWC\" or \"NCW\".")
+    with name_scope(name, "conv1d", [value, filters]) as scope:
+        value = _array_ops.expand_dims(convert_to_tensor(value, name="value"), spatial)
+        filters = _array_ops.expand_dims(_convert_like(filters, value, "filters"), 0)
+        result = conv2d(value, filters, strides, padding,
+                        use_cudnn_on_gpu=True if use_cudnn_on_gpu is None else use_cudnn_on_gpu,
+                        data_format=fmt)
+        return _array_ops.squeeze(result, [spatial], name=scope)
+
+
+# ---------------------------------------------------------------------------------------------
+# Embeddings
+
+
+def embedding_lookup(params, ids, partition_strategy: str = "mod", name: Optional[str] = None,
+                     validate_indices: bool = True, max_norm: Optional[float] = None) -> Tensor:
+    """The rows of ``params`` at ``ids``: gather(params, ids). ``params`` may be a list of
+    shards, split with ``partition_strategy`` "mod" (id i in shard i % n, at row i // n) or
+    "div" (contiguous blocks); ``max_norm`` clips each looked-up row's L2 norm."""
+    if partition_strategy not in ("mod", "div"):
+        raise ValueError(f"Unrecognized partition strategy: {partition_strategy}")
+    shards = list(params) if isinstance(params, (list, tuple)) else [params]
+    if not shards:
+        raise ValueError("Need at least one param")
+    with name_scope(name, "embedding_lookup", shards + [ids]) as scope:
+        ids = convert_to_tensor(ids, name="ids")
+        if ids.dtype not in (_dtypes.int32, _dtypes.int64):
+            raise TypeError(f"embedding_lookup: ids must be int32 or int64, got {ids.dtype.name}.")
+        shards = [convert_to_tensor(p) for p in shards]
+        if len(shards) == 1:
+            table, rows = shards[0], ids
+        else:
+            table = _array_ops.concat(shards, 0)
+            rows = ids if partition_strategy == "div" else _mod_rows(shards, ids)
+        result = _array_ops.gather(table, rows, name=None if max_norm is not None else scope)
+        if max_norm is None:
+            return result
+        return _clip_rows(result, ids.shape.ndims, max_norm, scope)
+
+
+def _mod_rows(shards, ids: Tensor) -> Tensor:
+    """For the "mod" strategy, the row in the concatenated shards of each id: shard i % n
+    starts at offset[i % n] and holds id i at local row i // n."""
+    sizes = [s.shape.as_list()[0] if s.shape.ndims else None for s in shards]
+    if None in sizes:
+        raise ValueError("embedding_lookup with partition_strategy='mod' needs the static size "
+                         "of every shard's first dimension.")
+    n = len(shards)
+    offsets = _array_ops.constant(np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(
+        ids.dtype.as_numpy_dtype), name="shard_offsets")
+    shard = _math_ops.floormod(ids, n)
+    local = _math_ops.floordiv(ids, n)
+    return _math_ops.add(_array_ops.gather(offsets, shard), local)
+
+
+def _clip_rows(rows: Tensor, ids_rank: Optional[int], max_norm: float, name: str) -> Tensor:
+    """Scales each embedding row (the dims after the ids' dims) to L2 norm <= max_norm."""
+    if ids_rank is None or rows.shape.ndims is None:
+        raise ValueError("embedding_lookup with max_norm needs the ranks of ids and params.")
+    axes = list(range(ids_rank, rows.shape.ndims))
+    norm = _math_ops.sqrt(_math_ops.reduce_sum(_math_ops.square(rows), axes, keepdims=True))
+    limit = _convert_like(max_norm, rows, "max_norm")
+    return _math_ops.divide(_math_ops.multiply(rows, limit), _math_ops.maximum(norm, limit),
+                            name=name)

@@ -1,9 +1,44 @@
-"""CPU kernels for math ops. Where a numpy ufunc is exactly the kernel, it is the kernel."""
+"""CPU kernels for math ops. Where a numpy ufunc is exactly the kernel, it is the kernel.
+
+Outputs are fresh arrays (or numpy scalars for 0-D results, as TensorFlow's Session returns
+them). In-place steps use augmented assignment (``out *= y``), which also works on numpy
+scalars. Sigmoid and the fused sigmoid/tanh backward ops are single Numba passes.
+"""
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
+from numba import njit
+
+from tfjupyter.ops import _shapes
 
 from . import KERNELS
+
+
+def _np_dtype(tensor):
+    return tensor.dtype.as_numpy_dtype
+
+
+def _is_float(op, index: int = 0) -> bool:
+    return op.inputs[index].dtype.is_floating
+
+
+# -- binary arithmetic ---------------------------------------------------------------------------------
+def _check_int_divisor(fn: Callable) -> Callable:
+    """Integer division by zero is an error (numpy would only warn and return 0)."""
+    def run(x, y):
+        if not y.all():
+            raise ZeroDivisionError("Integer division by zero")
+        return fn(x, y)
+    return run
+
+
+def _truncate_div(x, y):
+    # C semantics (rounds toward zero), as TensorFlow's integer Div.
+    q = np.floor_divide(x, y)
+    q += (np.remainder(x, y) != 0) & ((x < 0) != (y < 0))
+    return q
 
 
 @KERNELS.register("Add", "AddV2")
@@ -11,13 +46,303 @@ def add(op, ctx):
     return np.add
 
 
+@KERNELS.register("Sub")
+def sub(op, ctx):
+    return np.subtract
+
+
 @KERNELS.register("Mul")
 def mul(op, ctx):
     return np.multiply
 
 
+@KERNELS.register("RealDiv")
+def real_div(op, ctx):
+    return np.true_divide
+
+
+@KERNELS.register("Div")
+def div(op, ctx):
+    return np.true_divide if _is_float(op) else _check_int_divisor(_truncate_div)
+
+
+@KERNELS.register("FloorDiv")
+def floor_div(op, ctx):
+    return np.floor_divide if _is_float(op) else _check_int_divisor(np.floor_divide)
+
+
+@KERNELS.register("FloorMod")
+def floor_mod(op, ctx):
+    # np.remainder has floor semantics (the result takes the divisor's sign), as TF's FloorMod.
+    return np.remainder if _is_float(op) else _check_int_divisor(np.remainder)
+
+
+@KERNELS.register("Pow")
+def pow_(op, ctx):
+    return np.power  # integers to negative integer powers raise ValueError, as in TF
+
+
+@KERNELS.register("Maximum")
+def maximum(op, ctx):
+    return np.maximum
+
+
+@KERNELS.register("Minimum")
+def minimum(op, ctx):
+    return np.minimum
+
+
+def _squared_difference(x, y):
+    d = np.subtract(x, y)
+    d *= d
+    return d
+
+
+@KERNELS.register("SquaredDifference")
+def squared_difference(op, ctx):
+    return _squared_difference
+
+
+# -- comparisons and logic -------------------------------------------------------------------------------
+_COMPARISONS = {"Less": np.less, "LessEqual": np.less_equal, "Greater": np.greater,
+                "GreaterEqual": np.greater_equal, "Equal": np.equal, "NotEqual": np.not_equal,
+                "LogicalAnd": np.logical_and, "LogicalOr": np.logical_or,
+                "LogicalNot": np.logical_not}
+
+
+@KERNELS.register(*_COMPARISONS)
+def comparison(op, ctx):
+    return _COMPARISONS[op.type]
+
+
+# -- unary ------------------------------------------------------------------------------------------
+_UNARY = {"Neg": np.negative, "Abs": np.absolute, "Square": np.square, "Sqrt": np.sqrt,
+          "Exp": np.exp, "Log": np.log, "Log1p": np.log1p, "Tanh": np.tanh, "Sign": np.sign,
+          "Floor": np.floor, "Ceil": np.ceil, "Sin": np.sin, "Cos": np.cos}
+
+
+@KERNELS.register(*_UNARY)
+def unary(op, ctx):
+    return _UNARY[op.type]
+
+
+def _rsqrt(x):
+    out = np.sqrt(x)
+    return np.divide(1, out, out=out) if out.ndim else 1 / out
+
+
+@KERNELS.register("Rsqrt")
+def rsqrt(op, ctx):
+    return _rsqrt
+
+
+def _int_reciprocal(x):
+    if not x.all():
+        raise ZeroDivisionError("Integer division by zero")
+    return np.reciprocal(x)
+
+
+@KERNELS.register("Reciprocal")
+def reciprocal(op, ctx):
+    return np.reciprocal if _is_float(op) else _int_reciprocal
+
+
+@KERNELS.register("Round")
+def round_(op, ctx):
+    # np.rint rounds half to even, as TensorFlow's Round; an integer is its own rounding.
+    return np.rint if _is_float(op) else np.positive
+
+
+# -- Numba elementwise passes ------------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _sigmoid_nb(x, out):
+    for i in range(x.size):
+        v = x[i]
+        if v >= 0:
+            out[i] = 1.0 / (1.0 + np.exp(-v))
+        else:  # exp of a negative number cannot overflow
+            e = np.exp(v)
+            out[i] = e / (1.0 + e)
+
+
+@njit(cache=True, nogil=True)
+def _sigmoid_grad_nb(y, dy, out):
+    for i in range(y.size):
+        v = y[i]
+        out[i] = dy[i] * v * (1.0 - v)
+
+
+@njit(cache=True, nogil=True)
+def _tanh_grad_nb(y, dy, out):
+    for i in range(y.size):
+        v = y[i]
+        out[i] = dy[i] * (1.0 - v * v)
+
+
+def _flat(nb_fn: Callable, numpy_fn: Callable) -> Callable:
+    """Runs ``nb_fn(*flat_inputs, flat_out)`` over same-shaped float32/float64 arrays;
+    float16 (which Numba does not compute in) goes through the numpy expression."""
+    def run(*arrays):
+        first = arrays[0]
+        if first.dtype == np.float16:
+            return numpy_fn(*arrays)
+        shape = first.shape
+        for a in arrays[1:]:
+            if a.shape != shape:
+                raise ValueError(f"Inputs must have the same shape: {list(shape)} vs. "
+                                 f"{list(a.shape)}")
+        flat = [np.ascontiguousarray(a).reshape(-1) for a in arrays]
+        out = np.empty(flat[0].size, first.dtype)
+        nb_fn(*flat, out)
+        return out.reshape(shape) if shape else out[0]
+    return run
+
+
+def _sigmoid_np(x):
+    return (np.tanh(x * 0.5) + 1) * 0.5
+
+
+def _sigmoid_grad_np(y, dy):
+    out = 1 - y
+    out *= y
+    out *= dy
+    return out
+
+
+def _tanh_grad_np(y, dy):
+    out = y * y
+    out = 1 - out
+    out *= dy
+    return out
+
+
+@KERNELS.register("Sigmoid")
+def sigmoid(op, ctx):
+    return _flat(_sigmoid_nb, _sigmoid_np)
+
+
+@KERNELS.register("SigmoidGrad")
+def sigmoid_grad(op, ctx):
+    return _flat(_sigmoid_grad_nb, _sigmoid_grad_np)
+
+
+@KERNELS.register("TanhGrad")
+def tanh_grad(op, ctx):
+    return _flat(_tanh_grad_nb, _tanh_grad_np)
+
+
+def _sqrt_grad(y, dy):  # dy * 0.5 / y
+    out = dy / y
+    out *= 0.5
+    return out
+
+
+def _rsqrt_grad(y, dy):  # dy * -0.5 * y^3
+    out = y * y
+    out *= y
+    out *= dy
+    out *= -0.5
+    return out
+
+
+def _reciprocal_grad(y, dy):  # -dy * y^2
+    out = y * y
+    out *= dy
+    out *= -1
+    return out
+
+
+@KERNELS.register("SqrtGrad")
+def sqrt_grad(op, ctx):
+    return _sqrt_grad
+
+
+@KERNELS.register("RsqrtGrad")
+def rsqrt_grad(op, ctx):
+    return _rsqrt_grad
+
+
+@KERNELS.register("ReciprocalGrad")
+def reciprocal_grad(op, ctx):
+    return _reciprocal_grad
+
+
+# -- Cast ---------------------------------------------------------------------------------------------
+@KERNELS.register("Cast")
+def cast(op, ctx):
+    dst = op.get_attr("DstT").as_numpy_dtype
+    return lambda x: x.astype(dst)
+
+
+# -- AddN: the sum of gradient contributions, accumulated in place into one fresh buffer ---------------
+@KERNELS.register("AddN")
+def add_n(op, ctx):
+    name = op.name
+
+    def run(*xs):
+        shape = xs[0].shape
+        for i, x in enumerate(xs):
+            if x.shape != shape:
+                raise ValueError(f"Inputs to operation {name} of type AddN must have the same "
+                                 f"size and shape.  Input 0: {list(shape)} != input {i}: "
+                                 f"{list(x.shape)}")
+        out = np.add(xs[0], xs[1])
+        if type(out) is not np.ndarray:  # a numpy scalar: 0-D inputs
+            for x in xs[2:]:
+                out = out + x
+            return out
+        for x in xs[2:]:
+            np.add(out, x, out=out)
+        return out
+    return run
+
+
+# -- SumToShape: a broadcast gradient summed back to the shape of the input --------------------------------
+def _sum_axes(grad_dims, target) -> tuple:
+    """The axes of a gradient of shape ``grad_dims`` to sum (keeping dims) to get ``target``:
+    the leading extra axes and those where the target has 1 but the gradient may not."""
+    lead = len(grad_dims) - len(target)
+    return tuple(range(lead)) + tuple(lead + i for i, d in enumerate(target)
+                                      if d == 1 and grad_dims[lead + i] != 1)
+
+
+@KERNELS.register("SumToShape")
+def sum_to_shape(op, ctx):
+    grad_t, target_t = op.inputs
+    dtype = _np_dtype(grad_t)
+    acc = np.float32 if dtype == np.float16 else dtype
+    name = op.name
+
+    def reduce(g, axes, target):
+        out = np.add.reduce(g, axis=axes, dtype=acc, keepdims=True).reshape(target)
+        if acc is not dtype:
+            out = out.astype(dtype)
+        return out if target else out[()]
+
+    static_target = _shapes.constant_value(target_t)
+    if static_target is not None and grad_t.shape.ndims is not None:
+        target = tuple(int(d) for d in static_target)
+        axes = _sum_axes(grad_t.shape.as_list(), target)
+        if not axes:
+            return lambda g, _shape: g
+        return lambda g, _shape: reduce(g, axes, target)
+
+    def run(g, shape):
+        target = tuple(shape.tolist())
+        if g.shape == target:
+            return g
+        lead = g.ndim - len(target)
+        if lead < 0 or any(d != 1 and d != g.shape[lead + i] for i, d in enumerate(target)):
+            raise ValueError(f"{name}: cannot sum a gradient of shape {list(g.shape)} to shape "
+                             f"{list(target)}")
+        return reduce(g, _sum_axes(g.shape, target), target)
+    return run
+
+
+# -- MatMul, BatchMatMul --------------------------------------------------------------------------------
 @KERNELS.register("MatMul")
 def matmul(op, ctx):
+    # np.matmul hands 2-D float arrays to the BLAS gemm; transposes are views (BLAS flags).
     ta, tb = op.get_attr("transpose_a"), op.get_attr("transpose_b")
     if not ta and not tb:
         return np.matmul
@@ -26,3 +351,24 @@ def matmul(op, ctx):
     if tb and not ta:
         return lambda a, b: np.matmul(a, b.T)
     return lambda a, b: np.matmul(a.T, b.T)
+
+
+@KERNELS.register("BatchMatMul", "BatchMatMulV2")
+def batch_matmul(op, ctx):
+    adj_x, adj_y = op.get_attr("adj_x"), op.get_attr("adj_y")
+    # BatchMatMul (unlike V2) needs equal batch dimensions; check when not known statically.
+    x_t, y_t = op.inputs
+    check = op.type == "BatchMatMul" and not (
+        x_t.shape.is_fully_defined() and y_t.shape.is_fully_defined())
+
+    def run(x, y):
+        if check and x.shape[:-2] != y.shape[:-2]:
+            raise ValueError(f"In[0] and In[1] must have compatible batch dimensions: "
+                             f"{list(x.shape)} vs. {list(y.shape)}")
+        return np.matmul(np.swapaxes(x, -1, -2) if adj_x else x,
+                         np.swapaxes(y, -1, -2) if adj_y else y)
+    return run
+
+
+# Reductions, ArgMax/ArgMin, Cumsum/Cumprod and Range (imported here to register them).
+from . import reduction_kernels  # noqa: E402,F401

@@ -1,2 +1,150 @@
-"""(being written)"""
-from . import KERNELS  # noqa: F401
+"""CPU kernels for the nn ops beyond nn_kernels: in_top_k, top_k and local response
+normalization (LRN). float16 is computed in float32 and cast back."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import KERNELS
+
+__all__ = ["in_top_k", "top_k", "lrn", "lrn_grad"]
+
+
+# ---------------------------------------------------------------------------------------------
+# InTopK
+
+
+def in_top_k(predictions: np.ndarray, targets: np.ndarray, k: int) -> np.ndarray:
+    """Whether each row's target class is among its k largest predictions, counting ties at
+    the boundary as in. False where the target is out of range or the row has a non-finite
+    prediction (TensorFlow cannot say, and says False)."""
+    n, classes = predictions.shape
+    if targets.shape != (n,):
+        raise ValueError(f"First dimension of predictions {n} must match length of targets "
+                         f"{targets.shape[0] if targets.ndim else targets.shape}")
+    if classes == 0:
+        return np.zeros(n, np.bool_)
+    valid = (targets >= 0) & (targets < classes)
+    target_value = predictions[np.arange(n), np.where(valid, targets, 0)]
+    more = np.count_nonzero(predictions > target_value[:, None], axis=1)
+    return valid & np.isfinite(predictions).all(axis=1) & (more < k)
+
+
+@KERNELS.register("InTopK")
+def in_top_k_kernel(op, ctx):
+    k = int(op.get_attr("k"))
+
+    def run(predictions, targets):
+        return in_top_k(predictions, targets, k)
+    return run
+
+
+@KERNELS.register("InTopKV2")
+def in_top_k_v2_kernel(op, ctx):
+    def run(predictions, targets, k):
+        k = int(k)
+        if k < 0:
+            raise ValueError(f"k must be non-negative, got {k}")
+        return in_top_k(predictions, targets, k)
+    return run
+
+
+# ---------------------------------------------------------------------------------------------
+# TopKV2
+
+
+def top_k(x: np.ndarray, k: int):
+    """(values, int32 indices) of the k largest entries along the last axis, largest first,
+    the lower index first among equal values."""
+    n = x.shape[-1]
+    if k < 0:
+        raise ValueError(f"Need k >= 0, got {k}")
+    if k > n:
+        raise ValueError(f"input must have at least k columns. Had {n}, needed {k}")
+    # A stable ascending sort of the reversed row, read backwards, is descending with ties
+    # in increasing original index.
+    order = np.argsort(x[..., ::-1], axis=-1, kind="stable")[..., :-k - 1:-1] if k else \
+        np.empty(x.shape[:-1] + (0,), np.intp)
+    indices = (n - 1 - order).astype(np.int32)
+    return np.take_along_axis(x, indices, axis=-1), indices
+
+
+@KERNELS.register("TopKV2")
+def top_k_kernel(op, ctx):
+    def run(x, k):
+        return top_k(x, int(k))
+    return run
+
+
+# ---------------------------------------------------------------------------------------------
+# Local response normalization
+
+
+def _window_sum(a: np.ndarray, radius: int) -> np.ndarray:
+    """sum(a[..., c - radius : c + radius + 1]) for every channel c (clipped at the edges)."""
+    out = a.copy()
+    for offset in range(1, min(radius, a.shape[-1] - 1) + 1):
+        out[..., offset:] += a[..., :-offset]
+        out[..., :-offset] += a[..., offset:]
+    return out
+
+
+def _neg_pow(base: np.ndarray, beta: float) -> np.ndarray:
+    """base ** -beta, with the common betas done by square roots (several times faster)."""
+    if beta == 0.5:
+        return 1 / np.sqrt(base)
+    if beta == 0.75:
+        root = np.sqrt(base)
+        return 1 / (root * np.sqrt(root))
+    if beta == 1:
+        return 1 / base
+    return np.power(base, -beta)
+
+
+def _work_dtype(dtype: np.dtype) -> np.dtype:
+    return np.dtype(np.float32) if dtype == np.float16 else dtype
+
+
+def lrn(x: np.ndarray, radius: int, bias: float, alpha: float, beta: float) -> np.ndarray:
+    """x / (bias + alpha * sum of x ** 2 over the channels within radius) ** beta (NHWC)."""
+    w = x.astype(_work_dtype(x.dtype), copy=False)
+    norm = _window_sum(w * w, radius)
+    norm *= alpha
+    norm += bias
+    return (w * _neg_pow(norm, beta)).astype(x.dtype, copy=False)
+
+
+def lrn_grad(grads: np.ndarray, x: np.ndarray, y: np.ndarray, radius: int, bias: float,
+             alpha: float, beta: float) -> np.ndarray:
+    """The gradient of lrn: with N = bias + alpha * window_sum(x ** 2),
+    dx = g * N ** -beta - 2 * alpha * beta * x * window_sum(g * y / N)."""
+    work = _work_dtype(x.dtype)
+    g, w, out = (a.astype(work, copy=False) for a in (grads, x, y))
+    norm = _window_sum(w * w, radius)
+    norm *= alpha
+    norm += bias
+    dx = g * _neg_pow(norm, beta)
+    dx -= (2 * alpha * beta) * w * _window_sum(g * out / norm, radius)
+    return dx.astype(x.dtype, copy=False)
+
+
+def _lrn_attrs(op):
+    return (int(op.get_attr("depth_radius")), float(op.get_attr("bias")),
+            float(op.get_attr("alpha")), float(op.get_attr("beta")))
+
+
+@KERNELS.register("LRN")
+def lrn_kernel(op, ctx):
+    radius, bias, alpha, beta = _lrn_attrs(op)
+
+    def run(x):
+        return lrn(x, radius, bias, alpha, beta)
+    return run
+
+
+@KERNELS.register("LRNGrad")
+def lrn_grad_kernel(op, ctx):
+    radius, bias, alpha, beta = _lrn_attrs(op)
+
+    def run(grads, x, y):
+        return lrn_grad(grads, x, y, radius, bias, alpha, beta)
+    return run

@@ -1,17 +1,26 @@
 """CPU kernels for the neural-network ops: convolution, pooling, activations and losses.
 
-Convolutions are im2col + one GEMM per chunk of images: a Numba gather builds the patch
-matrix (one row per output pixel, columns ordered like the HWIO filter flattened), and
-``np.matmul`` on 2-D float arrays hands the product to the BLAS.  The batch is cut into
-chunks so that the patch matrix stays a few MiB: big enough for the GEMM to run at full
-speed, small enough to be reused from the allocator (no page faults) and to stay in cache.
+Convolutions are im2col + GEMM: a Numba gather builds the patch matrix (one row per
+output pixel, its columns ordered like the HWIO filter flattened) and ``np.matmul`` on
+2-D arrays hands the product to the BLAS.  The batch is cut into chunks so that the patch
+matrix stays a few MiB, big enough for the GEMM to run at full speed, small enough to stay
+in cache; its buffer is kept from call to call.
+
+Big jobs are split over the cores by batch (or by element) on a small thread pool, the
+calling thread included.  While a conv kernel's parts call the BLAS, numpy's OpenBLAS is
+switched to one thread: its own threads would fight the parts for the cores.
 
 float16 inputs are computed in float32 and cast back; float32 and float64 compute in
 their own precision.  Every layout is NHWC.
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence, Tuple
+import ctypes
+import math
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
+from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 from numba import njit
@@ -21,12 +30,155 @@ from . import KERNELS
 __all__ = [
     "conv2d_forward", "conv2d_backprop_input", "conv2d_backprop_filter",
     "max_pool", "max_pool_grad", "avg_pool", "avg_pool_grad",
-    "bias_add_grad", "softmax", "log_softmax",
+    "bias_add", "bias_add_grad", "softmax", "log_softmax",
     "softmax_cross_entropy", "sparse_softmax_cross_entropy", "l2_loss",
 ]
 
 # Target size of one chunk's patch matrix (see the module docstring).
 _CHUNK_BYTES = 8 << 20
+
+# Smaller jobs run on the calling thread alone: handing work to a thread costs ~50 us.
+_PARALLEL_MIN_FLOPS = 20e6
+_PARALLEL_MIN_BYTES = 2 << 20
+
+
+# ---------------------------------------------------------------------------------------
+# Threads and work buffers
+
+
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def _find_blas_thread_control() -> Optional[Tuple[Callable[[], int], Callable[[int], None]]]:
+    """(get, set) of the thread count of the OpenBLAS bundled with numpy, or None where
+    there is none to find (another BLAS, or no /proc)."""
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = sorted({line.split()[-1] for line in maps
+                            if "openblas" in line and "numpy" in line})
+    except OSError:
+        return None
+    for path in paths:
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for prefix, suffix in (("scipy_", "64_"), ("scipy_", ""), ("", "64_"), ("", "")):
+            get = getattr(lib, f"{prefix}openblas_get_num_threads{suffix}", None)
+            set_ = getattr(lib, f"{prefix}openblas_set_num_threads{suffix}", None)
+            if get is not None and set_ is not None:
+                get.argtypes, get.restype = [], ctypes.c_int
+                set_.argtypes, set_.restype = [ctypes.c_int], None
+                return get, set_
+    return None
+
+
+class _Workers:
+    """Splits a job over the cores: one part on the calling thread, the others on a pool.
+
+    Parts that call the BLAS need it single-threaded meanwhile; where numpy's BLAS cannot
+    be switched (see _find_blas_thread_control) such jobs run whole on the calling thread
+    and let the BLAS use the cores.
+    """
+
+    def __init__(self) -> None:
+        self.count = _cpu_count()
+        self._lock = threading.Lock()
+        self._pool: Optional[ThreadPoolExecutor] = None
+        self._pool_pid = 0
+        self._blas = None
+        self._blas_looked_up = False
+        self._blas_users = 0
+        self._blas_threads = 1
+
+    def _get_pool(self) -> ThreadPoolExecutor:
+        with self._lock:
+            # A forked child inherits the pool but not its threads.
+            if self._pool is None or self._pool_pid != os.getpid():
+                self._pool = ThreadPoolExecutor(self.count - 1, thread_name_prefix="nn_kernels")
+                self._pool_pid = os.getpid()
+            return self._pool
+
+    def _blas_control(self):
+        if not self._blas_looked_up:
+            self._blas = _find_blas_thread_control()
+            self._blas_looked_up = True
+        return self._blas
+
+    def _single_threaded_blas(self, enter: bool) -> None:
+        get, set_ = self._blas
+        with self._lock:
+            if enter:
+                if self._blas_users == 0:
+                    self._blas_threads = get()
+                    set_(1)
+                self._blas_users += 1
+            else:
+                self._blas_users -= 1
+                if self._blas_users == 0:
+                    set_(self._blas_threads)
+
+    def map(self, work: Callable[[int, int], object], n: int, parallel: bool,
+            blas: bool = False) -> List:
+        """[work(lo, hi) for consecutive parts of range(n)], one part per core if
+        ``parallel``, else a single part; ``blas``: whether work calls the BLAS."""
+        parts = min(self.count, n) if parallel else 1
+        if parts > 1 and blas and self._blas_control() is None:
+            parts = 1
+        if parts <= 1:
+            return [work(0, n)]
+        bounds = [n * p // parts for p in range(parts + 1)]
+        pool = self._get_pool()
+        if blas:
+            self._single_threaded_blas(True)
+        try:
+            futures = [pool.submit(work, bounds[p], bounds[p + 1]) for p in range(1, parts)]
+            try:
+                results = [work(bounds[0], bounds[1])]
+            finally:
+                wait(futures)
+            return results + [f.result() for f in futures]
+        finally:
+            if blas:
+                self._single_threaded_blas(False)
+
+
+_WORKERS = _Workers()
+
+
+class _Scratch:
+    """Work buffers kept from call to call, so that a training step does not allocate
+    (and page-fault) its patch matrices afresh.  A buffer taken is the taker's alone
+    until given back."""
+
+    def __init__(self, keep: int) -> None:
+        self._keep = keep
+        self._free: List[np.ndarray] = []
+        self._lock = threading.Lock()
+
+    def take(self, shape: Tuple[int, ...], dtype) -> np.ndarray:
+        size, dtype = math.prod(shape), np.dtype(dtype)
+        buf = None
+        with self._lock:
+            fits = [i for i, b in enumerate(self._free) if b.dtype == dtype and b.size >= size]
+            if fits:
+                buf = self._free.pop(min(fits, key=lambda i: self._free[i].size))
+        if buf is None:
+            buf = np.empty(size, dtype)
+        return buf[:size].reshape(shape)
+
+    def give(self, *arrays: Optional[np.ndarray]) -> None:
+        with self._lock:
+            self._free.extend(a.base for a in arrays if a is not None)
+            while len(self._free) > self._keep:
+                self._free.pop(min(range(len(self._free)), key=lambda i: self._free[i].size))
+
+
+_SCRATCH = _Scratch(keep=4 * _cpu_count())
 
 
 # ---------------------------------------------------------------------------------------
@@ -116,7 +268,7 @@ def _half_as_float32(op, fn: Callable, index: int = 0) -> Callable:
 
 
 # ---------------------------------------------------------------------------------------
-# Numba gathers and scatters
+# Numba kernels
 
 
 @njit(cache=True, nogil=True)
@@ -146,7 +298,7 @@ def _im2col(src, kh, kw, sh, sw, dh, dw, oh, ow, cols):
 
 @njit(cache=True, nogil=True)
 def _col2im(cols, kh, kw, sh, sw, dh, dw, oh, ow, dst):
-    """Adds patch rows back into the zeroed (padded) images ``dst``: the adjoint of _im2col."""
+    """Adds patch rows back into the zeroed (padded) images ``dst``: _im2col's adjoint."""
     n, hd, wd, c = dst.shape
     rows = dst.reshape(n, hd, wd * c)
     src = cols[:n * oh * ow].reshape(n, oh, ow, kh, kw * c)
@@ -191,14 +343,15 @@ def _max_pool_nb(x, kh, kw, sh, sw, pt, pl, out):
 
 @njit(cache=True, nogil=True)
 def _max_pool_grad_nb(x, grad, kh, kw, sh, sw, pt, pl, dx):
-    """Adds each window's gradient to ``dx`` (zeroed) at the window's first maximum,
-    scanning rows then columns, like TF."""
+    """Puts each window's gradient on the window's first maximum, scanning rows then
+    columns, like TF."""
     n, h, w, c = x.shape
     _, oh, ow, _ = grad.shape
     best = np.empty(c, x.dtype)
     arg = np.empty(c, np.int64)
     for b in range(n):
         dxb = dx[b].reshape(h * w, c)
+        dxb[:] = 0
         for i in range(oh):
             y0 = i * sh - pt
             ya, yb = max(y0, 0), min(y0 + kh, h)
@@ -249,6 +402,7 @@ def _avg_pool_grad_nb(grad, kh, kw, sh, sw, pt, pl, dx):
     n, h, w, c = dx.shape
     _, oh, ow, _ = grad.shape
     for b in range(n):
+        dx[b] = 0
         for i in range(oh):
             y0 = i * sh - pt
             ya, yb = max(y0, 0), min(y0 + kh, h)
@@ -262,6 +416,22 @@ def _avg_pool_grad_nb(grad, kh, kw, sh, sw, pt, pl, dx):
                         d = dx[b, y, xx]
                         for ch in range(c):
                             d[ch] += g[ch] * scale
+
+
+@njit(cache=True, nogil=True)
+def _bias_add_nb(value, bias, out):
+    for i in range(value.shape[0]):
+        for j in range(value.shape[1]):
+            out[i, j] = value[i, j] + bias[j]
+
+
+@njit(cache=True, nogil=True)
+def _column_sums_nb(a):
+    sums = np.zeros(a.shape[1], np.float64)
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            sums[j] += a[i, j]
+    return sums
 
 
 @njit(cache=True, nogil=True)
@@ -288,109 +458,147 @@ def _flat(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a).reshape(-1)
 
 
-def _elementwise_grad(kernel, grad: np.ndarray, other: np.ndarray) -> np.ndarray:
-    out = np.empty(grad.shape, grad.dtype)
-    kernel(_flat(grad), _flat(other), out.reshape(-1))
+def _elementwise(kernel: Callable, out: np.ndarray, *inputs: np.ndarray) -> np.ndarray:
+    """Runs kernel(*input_parts, out_part) over ``out`` (same shape as every input)."""
+    out_flat = out.reshape(-1)
+    flats = [_flat(a) for a in inputs]
+
+    def work(lo: int, hi: int) -> None:
+        kernel(*(f[lo:hi] for f in flats), out_flat[lo:hi])
+    _WORKERS.map(work, out.size, parallel=out.nbytes >= _PARALLEL_MIN_BYTES)
     return out
+
+
+def _over_batch(kernel: Callable, inputs: Sequence[np.ndarray], out: np.ndarray,
+                *args) -> np.ndarray:
+    """Runs kernel(*input parts, *args, out part) over parts of the batch."""
+    def work(lo: int, hi: int) -> None:
+        kernel(*(a[lo:hi] for a in inputs), *args, out[lo:hi])
+    nbytes = out.nbytes + sum(a.nbytes for a in inputs)
+    _WORKERS.map(work, out.shape[0], parallel=nbytes >= _PARALLEL_MIN_BYTES)
+    return out
+
+
+def _relu_into(x: np.ndarray, out: np.ndarray) -> None:
+    np.maximum(x, 0, out=out)
 
 
 # ---------------------------------------------------------------------------------------
 # Convolution
 
 
+def _patch_chunks(x: np.ndarray, lo: int, hi: int, kh: int, kw: int, strides, dilations,
+                  geo: _ConvGeometry) -> Iterator[Tuple[int, int, np.ndarray]]:
+    """Yields (b0, b1, patch rows of images b0:b1) for chunks of the images lo:hi of x."""
+    c = x.shape[3]
+    k = kh * kw * c
+    rows = geo.oh * geo.ow
+    step = _images_per_chunk(hi - lo, rows * k * x.itemsize)
+    cols = _SCRATCH.take((step * rows, k), x.dtype)
+    frame = None
+    if not geo.direct:
+        frame = _SCRATCH.take((step, geo.hf, geo.wf, c), x.dtype)
+        frame.fill(0)
+        inside = (slice(None), slice(geo.pt, geo.pt + x.shape[1]),
+                  slice(geo.pl, geo.pl + x.shape[2]))
+    try:
+        for b0 in range(lo, hi, step):
+            b1 = min(hi, b0 + step)
+            if frame is None:
+                src = x[b0:b1]
+            else:
+                src = frame[:b1 - b0]
+                src[inside] = x[b0:b1]
+            _im2col(src, kh, kw, strides[0], strides[1], dilations[0], dilations[1],
+                    geo.oh, geo.ow, cols)
+            yield b0, b1, cols[:(b1 - b0) * rows]
+    finally:
+        _SCRATCH.give(cols, frame)
+
+
 def conv2d_forward(x: np.ndarray, w: np.ndarray, strides: Tuple[int, int], same: bool,
                    dilations: Tuple[int, int] = (1, 1)) -> np.ndarray:
-    """NHWC input x HWIO filter -> NHWC output, TF's Conv2D."""
+    """NHWC input * HWIO filter -> NHWC output: TF's Conv2D."""
     x = np.ascontiguousarray(x)
     w = np.ascontiguousarray(w, dtype=x.dtype)
     n, h, wd, c = x.shape
-    kh, kw, _, co = w.shape
-    (sh, sw), (dh, dw) = strides, dilations
-    geo = _ConvGeometry(h, wd, kh, kw, sh, sw, dh, dw, same)
-    oh, ow = geo.oh, geo.ow
-    y = np.empty((n, oh, ow, co), x.dtype)
-    k = kh * kw * c
-    w2, y2 = w.reshape(k, co), y.reshape(n * oh * ow, co)
-    if kh == kw == sh == sw == 1:
+    kh, kw, ci, co = w.shape
+    if ci != c:
+        raise ValueError(f"Conv2D: the input has depth {c} but the filter expects {ci}.")
+    geo = _ConvGeometry(h, wd, kh, kw, *strides, *dilations, same)
+    rows, k = geo.oh * geo.ow, kh * kw * c
+    y = np.empty((n, geo.oh, geo.ow, co), x.dtype)
+    w2, y2 = w.reshape(k, co), y.reshape(n * rows, co)
+    if kh == kw == strides[0] == strides[1] == 1:
         np.matmul(x.reshape(-1, c), w2, out=y2)
         return y
-    step = _images_per_chunk(n, oh * ow * k * x.itemsize)
-    cols = np.empty((step * oh * ow, k), x.dtype)
-    frame = None if geo.direct else np.zeros((step, geo.hf, geo.wf, c), x.dtype)
-    for b0 in range(0, n, step):
-        b1 = min(n, b0 + step)
-        if frame is None:
-            src = x[b0:b1]
-        else:
-            src = frame[:b1 - b0]
-            src[:, geo.pt:geo.pt + h, geo.pl:geo.pl + wd] = x[b0:b1]
-        _im2col(src, kh, kw, sh, sw, dh, dw, oh, ow, cols)
-        r0, r1 = b0 * oh * ow, b1 * oh * ow
-        np.matmul(cols[:r1 - r0], w2, out=y2[r0:r1])
+
+    def work(lo: int, hi: int) -> None:
+        for b0, b1, cols in _patch_chunks(x, lo, hi, kh, kw, strides, dilations, geo):
+            np.matmul(cols, w2, out=y2[b0 * rows:b1 * rows])
+    _WORKERS.map(work, n, parallel=2 * y.size * k >= _PARALLEL_MIN_FLOPS, blas=True)
     return y
 
 
 def conv2d_backprop_input(input_shape: Sequence[int], w: np.ndarray, dy: np.ndarray,
                           strides: Tuple[int, int], same: bool,
                           dilations: Tuple[int, int] = (1, 1)) -> np.ndarray:
-    """Gradient of conv2d_forward with respect to its input, TF's Conv2DBackpropInput."""
+    """Gradient of conv2d_forward with respect to its input: TF's Conv2DBackpropInput."""
     dy = np.ascontiguousarray(dy)
     w = np.ascontiguousarray(w, dtype=dy.dtype)
     n, h, wd, c = (int(d) for d in input_shape)
     kh, kw, _, co = w.shape
-    (sh, sw), (dh, dw) = strides, dilations
-    geo = _ConvGeometry(h, wd, kh, kw, sh, sw, dh, dw, same)
-    oh, ow = geo.oh, geo.ow
-    k = kh * kw * c
-    w2t, dy2 = w.reshape(k, co).T, dy.reshape(n * oh * ow, co)
-    if kh == kw == sh == sw == 1:
+    geo = _ConvGeometry(h, wd, kh, kw, *strides, *dilations, same)
+    rows, k = geo.oh * geo.ow, kh * kw * c
+    w2t, dy2 = w.reshape(k, co).T, dy.reshape(n * rows, co)
+    if kh == kw == strides[0] == strides[1] == 1:
         return np.matmul(dy2, w2t).reshape(n, h, wd, c)
     dx = np.empty((n, h, wd, c), dy.dtype)
-    step = _images_per_chunk(n, oh * ow * k * dy.itemsize)
-    cols = np.empty((step * oh * ow, k), dy.dtype)
-    frame = None if geo.direct else np.empty((step, geo.hf, geo.wf, c), dy.dtype)
-    for b0 in range(0, n, step):
-        b1 = min(n, b0 + step)
-        r0, r1 = b0 * oh * ow, b1 * oh * ow
-        np.matmul(dy2[r0:r1], w2t, out=cols[:r1 - r0])
-        dst = dx[b0:b1] if frame is None else frame[:b1 - b0]
-        dst.fill(0)
-        _col2im(cols, kh, kw, sh, sw, dh, dw, oh, ow, dst)
-        if frame is not None:
-            dx[b0:b1] = dst[:, geo.pt:geo.pt + h, geo.pl:geo.pl + wd]
+    args = (kh, kw, strides[0], strides[1], dilations[0], dilations[1], geo.oh, geo.ow)
+
+    def work(lo: int, hi: int) -> None:
+        step = _images_per_chunk(hi - lo, rows * k * dy.itemsize)
+        cols = _SCRATCH.take((step * rows, k), dy.dtype)
+        frame = None if geo.direct else _SCRATCH.take((step, geo.hf, geo.wf, c), dy.dtype)
+        try:
+            for b0 in range(lo, hi, step):
+                b1 = min(hi, b0 + step)
+                np.matmul(dy2[b0 * rows:b1 * rows], w2t, out=cols[:(b1 - b0) * rows])
+                dst = dx[b0:b1] if frame is None else frame[:b1 - b0]
+                dst.fill(0)
+                _col2im(cols, *args, dst)
+                if frame is not None:
+                    dx[b0:b1] = dst[:, geo.pt:geo.pt + h, geo.pl:geo.pl + wd]
+        finally:
+            _SCRATCH.give(cols, frame)
+    _WORKERS.map(work, n, parallel=2 * dy.size * k >= _PARALLEL_MIN_FLOPS, blas=True)
     return dx
 
 
 def conv2d_backprop_filter(x: np.ndarray, filter_shape: Sequence[int], dy: np.ndarray,
                            strides: Tuple[int, int], same: bool,
                            dilations: Tuple[int, int] = (1, 1)) -> np.ndarray:
-    """Gradient of conv2d_forward with respect to its filter, TF's Conv2DBackpropFilter."""
+    """Gradient of conv2d_forward with respect to its filter: TF's Conv2DBackpropFilter."""
     x = np.ascontiguousarray(x)
     dy = np.ascontiguousarray(dy, dtype=x.dtype)
     n, h, wd, c = x.shape
     kh, kw, _, co = (int(d) for d in filter_shape)
-    (sh, sw), (dh, dw) = strides, dilations
-    geo = _ConvGeometry(h, wd, kh, kw, sh, sw, dh, dw, same)
-    oh, ow = geo.oh, geo.ow
-    k = kh * kw * c
-    dy2 = dy.reshape(n * oh * ow, co)
-    if kh == kw == sh == sw == 1:
+    geo = _ConvGeometry(h, wd, kh, kw, *strides, *dilations, same)
+    rows, k = geo.oh * geo.ow, kh * kw * c
+    dy2 = dy.reshape(n * rows, co)
+    if kh == kw == strides[0] == strides[1] == 1:
         return np.matmul(x.reshape(-1, c).T, dy2).reshape(kh, kw, c, co)
-    dw2 = np.zeros((k, co), x.dtype)
-    part = np.empty((k, co), x.dtype)
-    step = _images_per_chunk(n, oh * ow * k * x.itemsize)
-    cols = np.empty((step * oh * ow, k), x.dtype)
-    frame = None if geo.direct else np.zeros((step, geo.hf, geo.wf, c), x.dtype)
-    for b0 in range(0, n, step):
-        b1 = min(n, b0 + step)
-        if frame is None:
-            src = x[b0:b1]
-        else:
-            src = frame[:b1 - b0]
-            src[:, geo.pt:geo.pt + h, geo.pl:geo.pl + wd] = x[b0:b1]
-        _im2col(src, kh, kw, sh, sw, dh, dw, oh, ow, cols)
-        r0, r1 = b0 * oh * ow, b1 * oh * ow
-        np.matmul(cols[:r1 - r0].T, dy2[r0:r1], out=part)
+
+    def work(lo: int, hi: int) -> np.ndarray:
+        dw2 = np.zeros((k, co), x.dtype)
+        part = np.empty((k, co), x.dtype)
+        for b0, b1, cols in _patch_chunks(x, lo, hi, kh, kw, strides, dilations, geo):
+            np.matmul(cols.T, dy2[b0 * rows:b1 * rows], out=part)
+            dw2 += part
+        return dw2
+    parts = _WORKERS.map(work, n, parallel=2 * dy.size * k >= _PARALLEL_MIN_FLOPS, blas=True)
+    dw2 = parts[0]
+    for part in parts[1:]:
         dw2 += part
     return dw2.reshape(kh, kw, c, co)
 
@@ -401,7 +609,7 @@ def _conv_params(op) -> Tuple[Tuple[int, int], bool, Tuple[int, int]]:
 
 
 @KERNELS.register("Conv2D")
-def conv2d(op, ctx):
+def conv2d_kernel(op, ctx):
     strides, same, dilations = _conv_params(op)
 
     def run(x, w):
@@ -431,9 +639,9 @@ def conv2d_backprop_filter_kernel(op, ctx):
 # Pooling
 
 
-def _pool_geometry(shape: Sequence[int], ksize, strides, same: bool) -> _ConvGeometry:
-    return _ConvGeometry(shape[1], shape[2], ksize[0], ksize[1], strides[0], strides[1],
-                         1, 1, same)
+def _pool_geometry(shape: Sequence[int], ksize: Tuple[int, int], strides: Tuple[int, int],
+                   same: bool) -> _ConvGeometry:
+    return _ConvGeometry(shape[1], shape[2], *ksize, *strides, 1, 1, same)
 
 
 def max_pool(x: np.ndarray, ksize: Tuple[int, int], strides: Tuple[int, int],
@@ -442,8 +650,7 @@ def max_pool(x: np.ndarray, ksize: Tuple[int, int], strides: Tuple[int, int],
     x = np.ascontiguousarray(x)
     geo = _pool_geometry(x.shape, ksize, strides, same)
     out = np.empty((x.shape[0], geo.oh, geo.ow, x.shape[3]), x.dtype)
-    _max_pool_nb(x, ksize[0], ksize[1], strides[0], strides[1], geo.pt, geo.pl, out)
-    return out
+    return _over_batch(_max_pool_nb, (x,), out, *ksize, *strides, geo.pt, geo.pl)
 
 
 def max_pool_grad(x: np.ndarray, grad: np.ndarray, ksize: Tuple[int, int],
@@ -452,9 +659,8 @@ def max_pool_grad(x: np.ndarray, grad: np.ndarray, ksize: Tuple[int, int],
     x = np.ascontiguousarray(x)
     grad = np.ascontiguousarray(grad, dtype=x.dtype)
     geo = _pool_geometry(x.shape, ksize, strides, same)
-    dx = np.zeros(x.shape, x.dtype)
-    _max_pool_grad_nb(x, grad, ksize[0], ksize[1], strides[0], strides[1], geo.pt, geo.pl, dx)
-    return dx
+    dx = np.empty(x.shape, x.dtype)
+    return _over_batch(_max_pool_grad_nb, (x, grad), dx, *ksize, *strides, geo.pt, geo.pl)
 
 
 def avg_pool(x: np.ndarray, ksize: Tuple[int, int], strides: Tuple[int, int],
@@ -463,8 +669,7 @@ def avg_pool(x: np.ndarray, ksize: Tuple[int, int], strides: Tuple[int, int],
     x = np.ascontiguousarray(x)
     geo = _pool_geometry(x.shape, ksize, strides, same)
     out = np.empty((x.shape[0], geo.oh, geo.ow, x.shape[3]), x.dtype)
-    _avg_pool_nb(x, ksize[0], ksize[1], strides[0], strides[1], geo.pt, geo.pl, out)
-    return out
+    return _over_batch(_avg_pool_nb, (x,), out, *ksize, *strides, geo.pt, geo.pl)
 
 
 def avg_pool_grad(input_shape: Sequence[int], grad: np.ndarray, ksize: Tuple[int, int],
@@ -473,9 +678,8 @@ def avg_pool_grad(input_shape: Sequence[int], grad: np.ndarray, ksize: Tuple[int
     grad = np.ascontiguousarray(grad)
     shape = tuple(int(d) for d in input_shape)
     geo = _pool_geometry(shape, ksize, strides, same)
-    dx = np.zeros(shape, grad.dtype)
-    _avg_pool_grad_nb(grad, ksize[0], ksize[1], strides[0], strides[1], geo.pt, geo.pl, dx)
-    return dx
+    dx = np.empty(shape, grad.dtype)
+    return _over_batch(_avg_pool_grad_nb, (grad,), dx, *ksize, *strides, geo.pt, geo.pl)
 
 
 def _pool_params(op) -> Tuple[Tuple[int, int], Tuple[int, int], bool]:
@@ -523,18 +727,30 @@ def avg_pool_grad_kernel(op, ctx):
 # Bias
 
 
-@KERNELS.register("BiasAdd")
-def bias_add_kernel(op, ctx):
-    _check_nhwc(op)
-
-    def run(value, bias):
-        return np.add(value, bias)
-    return run
+def bias_add(value: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    """value + bias, the bias along the last axis."""
+    value = np.ascontiguousarray(value)
+    bias = np.ascontiguousarray(bias, dtype=value.dtype)
+    out = np.empty(value.shape, value.dtype)
+    c = value.shape[-1]
+    _over_batch(_bias_add_nb, (value.reshape(-1, c),), out.reshape(-1, c), bias)
+    return out
 
 
 def bias_add_grad(grad: np.ndarray) -> np.ndarray:
-    """Sum over every axis but the last."""
-    return np.ascontiguousarray(grad).reshape(-1, grad.shape[-1]).sum(axis=0)
+    """Sum over every axis but the last (accumulated in float64)."""
+    grad2 = np.ascontiguousarray(grad).reshape(-1, grad.shape[-1])
+
+    def work(lo: int, hi: int) -> np.ndarray:
+        return _column_sums_nb(grad2[lo:hi])
+    parts = _WORKERS.map(work, grad2.shape[0], parallel=grad2.nbytes >= _PARALLEL_MIN_BYTES)
+    return sum(parts[1:], parts[0]).astype(grad.dtype)
+
+
+@KERNELS.register("BiasAdd")
+def bias_add_kernel(op, ctx):
+    _check_nhwc(op)
+    return _half_as_float32(op, bias_add)
 
 
 @KERNELS.register("BiasAddGrad")
@@ -550,14 +766,14 @@ def bias_add_grad_kernel(op, ctx):
 @KERNELS.register("Relu")
 def relu_kernel(op, ctx):
     def run(x):
-        return np.maximum(x, 0)
+        return _elementwise(_relu_into, np.empty(x.shape, x.dtype), x)
     return run
 
 
 @KERNELS.register("ReluGrad")
 def relu_grad_kernel(op, ctx):
     def run(gradients, features):
-        return _elementwise_grad(_relu_grad_nb, gradients, features)
+        return _elementwise(_relu_grad_nb, np.empty(gradients.shape, gradients.dtype), gradients, features)
     return _half_as_float32(op, run)
 
 
@@ -571,7 +787,7 @@ def relu6_kernel(op, ctx):
 @KERNELS.register("Relu6Grad")
 def relu6_grad_kernel(op, ctx):
     def run(gradients, features):
-        return _elementwise_grad(_relu6_grad_nb, gradients, features)
+        return _elementwise(_relu6_grad_nb, np.empty(gradients.shape, gradients.dtype), gradients, features)
     return _half_as_float32(op, run)
 
 
@@ -585,7 +801,7 @@ def elu_kernel(op, ctx):
 @KERNELS.register("EluGrad")
 def elu_grad_kernel(op, ctx):
     def run(gradients, outputs):
-        return _elementwise_grad(_elu_grad_nb, gradients, outputs)
+        return _elementwise(_elu_grad_nb, np.empty(gradients.shape, gradients.dtype), gradients, outputs)
     return _half_as_float32(op, run)
 
 

@@ -1,2 +1,134 @@
-"""(being written)"""
-__all__ = []
+"""The global step (TensorFlow's training_util), and the slot variables that optimizers and
+moving averages keep beside a variable (TensorFlow's slot_creator)."""
+from __future__ import annotations
+
+from typing import Callable, Optional, Union
+
+import numpy as np
+
+from ..framework import dtypes
+from ..framework.ops import Graph, GraphKeys, Tensor, get_default_graph
+from ..framework.tensor_shape import as_shape
+from ..ops import array_ops
+from ..variables import Variable
+
+__all__ = ["global_step", "get_global_step", "create_global_step", "get_or_create_global_step",
+           "assert_global_step"]
+
+_GLOBAL_STEP_NAME = "global_step"
+
+
+# -- the global step -------------------------------------------------------------------------------
+def global_step(sess, global_step_tensor: Union[Variable, Tensor, str]) -> int:
+    """The current value of the global step, as a Python int.
+
+    ``print('global_step: %s' % tf.train.global_step(sess, global_step_tensor))``
+    """
+    return int(sess.run(global_step_tensor))
+
+
+def assert_global_step(global_step_tensor) -> None:
+    """Raises TypeError unless ``global_step_tensor`` can be a global step: an integer scalar
+    Variable or Tensor."""
+    if not isinstance(global_step_tensor, (Variable, Tensor)):
+        raise TypeError(f'Existing "global_step" must be a Variable or Tensor: '
+                        f'{global_step_tensor}.')
+    if not global_step_tensor.dtype.base_dtype.is_integer:
+        raise TypeError(f'Existing "global_step" does not have integer type: '
+                        f'{global_step_tensor.dtype}')
+    shape = global_step_tensor.get_shape()
+    if shape.ndims != 0 and shape.is_fully_defined():
+        raise TypeError(f'Existing "global_step" is not scalar: {shape}')
+
+
+def get_global_step(graph: Optional[Graph] = None) -> Optional[Union[Variable, Tensor]]:
+    """The global step of ``graph`` (the default graph): the one element of the GLOBAL_STEP
+    collection, else the tensor named 'global_step:0', else None."""
+    graph = graph or get_default_graph()
+    found = graph.get_collection(GraphKeys.GLOBAL_STEP)
+    if len(found) > 1:
+        import logging
+        logging.getLogger("tfjupyter").error("Multiple tensors in global_step collection.")
+        return None
+    if found:
+        step = found[0]
+    else:
+        try:
+            step = graph.get_tensor_by_name(_GLOBAL_STEP_NAME + ":0")
+        except KeyError:
+            return None
+    assert_global_step(step)
+    return step
+
+
+def create_global_step(graph: Optional[Graph] = None) -> Variable:
+    """Creates the global step of ``graph``: an int64 scalar variable named 'global_step',
+    initialized to 0, not trainable, in the GLOBAL_VARIABLES and GLOBAL_STEP collections.
+
+    Raises ValueError if the graph already has one."""
+    graph = graph or get_default_graph()
+    if get_global_step(graph) is not None:
+        raise ValueError('"global_step" already exists.')
+    with graph.as_default(), graph.name_scope(None), graph.control_dependencies(None):
+        return Variable(lambda: array_ops.constant(0, dtype=dtypes.int64, name="zeros"),
+                        trainable=False, name=_GLOBAL_STEP_NAME,
+                        collections=[GraphKeys.GLOBAL_VARIABLES, GraphKeys.GLOBAL_STEP])
+
+
+def get_or_create_global_step(graph: Optional[Graph] = None) -> Union[Variable, Tensor]:
+    """The global step of ``graph``, created first if there is none."""
+    graph = graph or get_default_graph()
+    step = get_global_step(graph)
+    return step if step is not None else create_global_step(graph)
+
+
+# -- slot variables ----------------------------------------------------------------------------------
+def _is_variable_op(op) -> bool:
+    return op.type in ("VariableV2", "Variable")
+
+
+def create_slot(primary: Union[Variable, Tensor], initial_value: Callable[[], Tensor],
+                name: str, colocate_with_primary: bool = True,
+                validate_shape: Optional[bool] = None) -> Variable:
+    """A non-trainable variable named ``<primary op name>/<name>`` (made unique), wherever the
+    current name scope is and whatever the variable scope's reuse flag, initialized by
+    ``initial_value()`` and placed with ``primary``.
+
+    Slots are created outside any control dependencies, as TensorFlow's slot_creator does.
+    """
+    graph = primary.graph
+    if validate_shape is None:
+        validate_shape = primary.get_shape().is_fully_defined()
+    with graph.as_default(), graph.control_dependencies(None), graph.name_scope(None):
+        if colocate_with_primary:
+            with graph.colocate_with(primary.op):
+                return Variable(initial_value, trainable=False, validate_shape=validate_shape,
+                                name=f"{primary.op.name}/{name}")
+        return Variable(initial_value, trainable=False, validate_shape=validate_shape,
+                        name=f"{primary.op.name}/{name}")
+
+
+def create_filled_slot(primary: Union[Variable, Tensor], value: float, name: str,
+                       dtype=None, colocate_with_primary: bool = True,
+                       shape=None) -> Variable:
+    """A slot with every element ``value`` (zeros, ones, a constant), of ``primary``'s shape
+    and dtype unless ``shape`` or ``dtype`` is given."""
+    dtype = dtypes.as_dtype(dtype or primary.dtype.base_dtype)
+    shape = primary.get_shape() if shape is None else as_shape(shape)
+    op_name = {0: "zeros", 1: "ones"}.get(value, "Const")
+
+    def initial_value() -> Tensor:
+        if shape.is_fully_defined():
+            if value == 0:
+                return array_ops.zeros(shape.as_list(), dtype=dtype, name=op_name)
+            if value == 1:
+                return array_ops.ones(shape.as_list(), dtype=dtype, name=op_name)
+            return array_ops.fill(shape.as_list(), np.asarray(value, dtype.as_numpy_dtype),
+                                  name=op_name)
+        # Unknown static shape: size it from the primary's value once that is initialized.
+        like = primary.initialized_value() if isinstance(primary, Variable) else primary
+        return array_ops.fill(array_ops.shape(like), np.asarray(value, dtype.as_numpy_dtype),
+                              name=op_name)
+
+    return create_slot(primary, initial_value, name, colocate_with_primary,
+                       validate_shape=shape.is_fully_defined())

@@ -1,0 +1,1 @@
+"""Import paths of the classic TensorFlow tutorials."""

@@ -1,0 +1,200 @@
+"""Byte-level encodings shared by checkpoints and summaries.
+
+- CRC-32C (Castagnoli), masked as TensorFlow/LevelDB store it;
+- the protobuf wire format, for the few small messages we write by hand on hot paths
+  (summary values, tensor-bundle entries) and for reading them back;
+- TensorFlow's ``DataType`` enum numbers.
+"""
+from __future__ import annotations
+
+import struct
+from typing import Dict, List, Tuple, Union
+
+import numpy as np
+from numba import njit
+
+from ..framework import dtypes
+
+__all__: List[str] = []
+
+# -- CRC-32C ------------------------------------------------------------------------------------------
+
+
+def _crc32c_tables() -> np.ndarray:
+    """Slicing-by-8 tables for the reflected Castagnoli polynomial 0x82F63B78."""
+    tables = np.zeros((8, 256), dtype=np.uint32)
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        tables[0, i] = c
+    for i in range(256):
+        c = int(tables[0, i])
+        for k in range(1, 8):
+            c = int(tables[0, c & 0xFF]) ^ (c >> 8)
+            tables[k, i] = c
+    return tables
+
+
+_TABLES = _crc32c_tables()
+
+
+@njit(cache=True, nogil=True)
+def _crc32c_extend_nb(crc, data, t):  # pragma: no cover - compiled
+    c = np.uint32(crc) ^ np.uint32(0xFFFFFFFF)
+    n = data.shape[0]
+    i = 0
+    while i + 8 <= n:
+        c ^= (np.uint32(data[i]) | (np.uint32(data[i + 1]) << np.uint32(8))
+              | (np.uint32(data[i + 2]) << np.uint32(16)) | (np.uint32(data[i + 3]) << np.uint32(24)))
+        c = (t[7, c & 0xFF] ^ t[6, (c >> np.uint32(8)) & 0xFF] ^ t[5, (c >> np.uint32(16)) & 0xFF]
+             ^ t[4, c >> np.uint32(24)] ^ t[3, data[i + 4]] ^ t[2, data[i + 5]]
+             ^ t[1, data[i + 6]] ^ t[0, data[i + 7]])
+        i += 8
+    while i < n:
+        c = t[0, (c ^ np.uint32(data[i])) & 0xFF] ^ (c >> np.uint32(8))
+        i += 1
+    return c ^ np.uint32(0xFFFFFFFF)
+
+
+def _as_bytes_array(data) -> np.ndarray:
+    if isinstance(data, np.ndarray):
+        return np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+    return np.frombuffer(data, dtype=np.uint8)
+
+
+def crc32c_extend(crc: int, data: Union[bytes, bytearray, memoryview, np.ndarray]) -> int:
+    """CRC-32C of ``data`` continuing from the CRC of what came before (``crc32c::Extend``)."""
+    buf = _as_bytes_array(data)
+    if buf.size < 64:  # not worth a call into compiled code (nor its first compilation)
+        c = crc ^ 0xFFFFFFFF
+        t0 = _TABLES[0]
+        for b in buf.tobytes():
+            c = int(t0[(c ^ b) & 0xFF]) ^ (c >> 8)
+        return c ^ 0xFFFFFFFF
+    return int(_crc32c_extend_nb(np.uint32(crc), buf, _TABLES))
+
+
+def crc32c(data) -> int:
+    return crc32c_extend(0, data)
+
+
+_MASK_DELTA = 0xA282EAD8
+
+
+def mask_crc(crc: int) -> int:
+    """The stored form of a CRC (rotated and offset, so CRCs of CRCs stay well-mixed)."""
+    return ((((crc >> 15) | (crc << 17)) & 0xFFFFFFFF) + _MASK_DELTA) & 0xFFFFFFFF
+
+
+def unmask_crc(masked: int) -> int:
+    rot = (masked - _MASK_DELTA) & 0xFFFFFFFF
+    return ((rot >> 17) | (rot << 15)) & 0xFFFFFFFF
+
+
+def masked_crc32c(data) -> int:
+    return mask_crc(crc32c(data))
+
+
+# -- protobuf wire format --------------------------------------------------------------------------------
+VARINT, FIXED64, LENGTH, FIXED32 = 0, 1, 2, 5
+
+
+def varint(value: int) -> bytes:
+    if value < 0:
+        value += 1 << 64  # int64 fields encode negatives as 10-byte two's complement
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def read_varint(buf: bytes, pos: int) -> Tuple[int, int]:
+    result = shift = 0
+    while True:
+        if pos >= len(buf):
+            raise ValueError("truncated varint")
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, pos
+        shift += 7
+        if shift > 63:
+            raise ValueError("varint too long")
+
+
+def field_varint(number: int, value: int) -> bytes:
+    """A varint field; proto3 leaves zero values out."""
+    return varint(number << 3) + varint(value) if value else b""
+
+
+def field_bytes(number: int, payload: bytes) -> bytes:
+    return varint((number << 3) | LENGTH) + varint(len(payload)) + payload
+
+
+def field_double(number: int, value: float) -> bytes:
+    return varint((number << 3) | FIXED64) + struct.pack("<d", value)
+
+
+def field_float(number: int, value: float) -> bytes:
+    return varint((number << 3) | FIXED32) + struct.pack("<f", value)
+
+
+def field_fixed32(number: int, value: int) -> bytes:
+    return varint((number << 3) | FIXED32) + struct.pack("<I", value)
+
+
+def parse_fields(buf: bytes) -> Dict[int, list]:
+    """Decodes one message: field number -> values (ints for varint/fixed, bytes for length)."""
+    fields: Dict[int, list] = {}
+    pos, end = 0, len(buf)
+    while pos < end:
+        key, pos = read_varint(buf, pos)
+        number, wire = key >> 3, key & 7
+        if wire == VARINT:
+            value, pos = read_varint(buf, pos)
+        elif wire == LENGTH:
+            n, pos = read_varint(buf, pos)
+            if pos + n > end:
+                raise ValueError("truncated length-delimited field")
+            value, pos = buf[pos:pos + n], pos + n
+        elif wire == FIXED32:
+            if pos + 4 > end:
+                raise ValueError("truncated fixed32 field")
+            value, pos = struct.unpack_from("<I", buf, pos)[0], pos + 4
+        elif wire == FIXED64:
+            if pos + 8 > end:
+                raise ValueError("truncated fixed64 field")
+            value, pos = struct.unpack_from("<Q", buf, pos)[0], pos + 8
+        else:
+            raise ValueError(f"unsupported wire type {wire}")
+        fields.setdefault(number, []).append(value)
+    return fields
+
+
+# -- TensorFlow's DataType enum ---------------------------------------------------------------------------
+DATATYPE_ENUM: Dict[dtypes.DType, int] = {
+    dtypes.float32: 1, dtypes.float64: 2, dtypes.int32: 3, dtypes.uint8: 4, dtypes.int16: 5,
+    dtypes.int8: 6, dtypes.string: 7, dtypes.int64: 9, dtypes.bool: 10, dtypes.float16: 19,
+}
+ENUM_DATATYPE: Dict[int, dtypes.DType] = {v: k for k, v in DATATYPE_ENUM.items()}
+# DataType names TensorFlow may have written that we can read but not represent as our dtypes.
+ENUM_NAMES = {1: "float", 2: "double", 3: "int32", 4: "uint8", 5: "int16", 6: "int8",
+              7: "string", 8: "complex64", 9: "int64", 10: "bool", 14: "bfloat16",
+              17: "uint16", 18: "complex128", 19: "half", 20: "resource", 21: "variant",
+              22: "uint32", 23: "uint64"}
+
+
+def datatype_enum(dtype: dtypes.DType) -> int:
+    try:
+        return DATATYPE_ENUM[dtypes.as_dtype(dtype)]
+    except KeyError:
+        raise TypeError(f"dtype {dtype!r} has no TensorFlow DataType number") from None
+
+
+def tf_type_name(dtype: dtypes.DType) -> str:
+    """TensorFlow's short name of a dtype, as its error messages print it ('float', 'double')."""
+    return ENUM_NAMES.get(DATATYPE_ENUM.get(dtype, -1), dtype.name)

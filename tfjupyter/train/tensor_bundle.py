@@ -1,0 +1,563 @@
+"""TensorFlow's V2 checkpoint format ("tensor bundles"), read and written byte for byte.
+
+A checkpoint ``<prefix>`` is ``<prefix>.index`` plus ``<prefix>.data-SSSSS-of-NNNNN`` files:
+
+- each data file holds tensors' raw little-endian bytes back to back (strings: varint lengths,
+  a masked CRC of the lengths, then the bytes);
+- the index is a LevelDB table (TensorFlow's ``table::TableBuilder``, no compression) mapping
+  ``""`` to a ``BundleHeaderProto`` and each tensor name to a ``BundleEntryProto`` (dtype, shape,
+  shard, offset, size, masked CRC-32C of the bytes).
+
+Writes are atomic: files are written under temporary names in the target directory, flushed
+and fsynced, then renamed into place, the index last. A failure part-way leaves no file under
+the checkpoint's names, so an earlier checkpoint that ``latest_checkpoint`` points to stays good.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import random
+import struct
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..framework import dtypes, errors
+from ..summary._encoding import (ENUM_DATATYPE, ENUM_NAMES, crc32c, crc32c_extend, datatype_enum,
+                                 field_bytes, field_fixed32, field_varint, mask_crc,
+                                 parse_fields, read_varint, unmask_crc, varint)
+
+__all__: List[str] = []
+
+_BLOCK_SIZE = 262144          # table::Options defaults in TensorFlow
+_RESTART_INTERVAL = 16
+_TABLE_MAGIC = 0xDB4775248B80FB57
+_FOOTER_SIZE = 48             # two padded BlockHandles (40 bytes) + magic
+_BUNDLE_VERSION = 1           # kTensorBundleVersion
+
+
+def index_filename(prefix: str) -> str:
+    return prefix + ".index"
+
+
+def data_filename(prefix: str, shard: int, num_shards: int) -> str:
+    return f"{prefix}.data-{shard:05d}-of-{num_shards:05d}"
+
+
+# -- entries ----------------------------------------------------------------------------------------
+class BundleEntry:
+    """A BundleEntryProto: where a tensor's bytes are and what they are."""
+
+    __slots__ = ("dtype_enum", "shape", "shard_id", "offset", "size", "crc32c", "has_slices")
+
+    def __init__(self, dtype_enum: int, shape: Tuple[int, ...], shard_id: int, offset: int,
+                 size: int, crc: int, has_slices: bool = False):
+        self.dtype_enum = dtype_enum
+        self.shape = shape
+        self.shard_id = shard_id
+        self.offset = offset
+        self.size = size
+        self.crc32c = crc       # masked, as stored
+        self.has_slices = has_slices
+
+    def encode(self) -> bytes:
+        dims = b"".join(field_bytes(2, field_varint(1, d)) for d in self.shape)
+        return (field_varint(1, self.dtype_enum) + field_bytes(2, dims)
+                + field_varint(3, self.shard_id) + field_varint(4, self.offset)
+                + field_varint(5, self.size)
+                + (field_fixed32(6, self.crc32c) if self.crc32c else b""))
+
+    @classmethod
+    def decode(cls, payload: bytes) -> "BundleEntry":
+        f = parse_fields(payload)
+        shape: Tuple[int, ...] = ()
+        if 2 in f:
+            shape_fields = parse_fields(f[2][-1])
+            if shape_fields.get(3, [0])[-1]:
+                raise ValueError("tensor of unknown rank")
+            shape = tuple(parse_fields(d).get(1, [0])[-1] for d in shape_fields.get(2, []))
+        return cls(f.get(1, [0])[-1], shape, f.get(3, [0])[-1], f.get(4, [0])[-1],
+                   f.get(5, [0])[-1], f.get(6, [0])[-1], bool(f.get(7)))
+
+    @property
+    def dtype_name(self) -> str:
+        return ENUM_NAMES.get(self.dtype_enum, f"DataType({self.dtype_enum})")
+
+
+def _encode_header(num_shards: int) -> bytes:
+    version = field_varint(1, _BUNDLE_VERSION)          # VersionDef.producer
+    return field_varint(1, num_shards) + field_bytes(3, version)   # endianness LITTLE = 0
+
+
+# -- the LevelDB table ------------------------------------------------------------------------------
+class _BlockBuilder:
+    def __init__(self, restart_interval: int):
+        self.interval = restart_interval
+        self.buf = bytearray()
+        self.restarts = [0]
+        self.counter = 0
+        self.last_key = b""
+
+    def add(self, key: bytes, value: bytes) -> None:
+        shared = 0
+        if self.counter < self.interval:
+            n = min(len(self.last_key), len(key))
+            while shared < n and self.last_key[shared] == key[shared]:
+                shared += 1
+        else:
+            self.restarts.append(len(self.buf))
+            self.counter = 0
+        self.buf += varint(shared) + varint(len(key) - shared) + varint(len(value))
+        self.buf += key[shared:] + value
+        self.last_key = key
+        self.counter += 1
+
+    def size_estimate(self) -> int:
+        return len(self.buf) + 4 * len(self.restarts) + 4
+
+    def finish(self) -> bytes:
+        return bytes(self.buf) + struct.pack(f"<{len(self.restarts)}I", *self.restarts) + \
+            struct.pack("<I", len(self.restarts))
+
+    def empty(self) -> bool:
+        return not self.buf
+
+
+def _shortest_separator(start: bytes, limit: bytes) -> bytes:
+    n = min(len(start), len(limit))
+    i = 0
+    while i < n and start[i] == limit[i]:
+        i += 1
+    if i < n and start[i] < 0xFF and start[i] + 1 < limit[i]:
+        return start[:i] + bytes([start[i] + 1])
+    return start
+
+
+def _short_successor(key: bytes) -> bytes:
+    for i, b in enumerate(key):
+        if b != 0xFF:
+            return key[:i] + bytes([b + 1])
+    return key
+
+
+def _block_handle(offset: int, size: int) -> bytes:
+    return varint(offset) + varint(size)
+
+
+def build_table(items: Iterable[Tuple[bytes, bytes]]) -> bytes:
+    """A LevelDB table of sorted, unique (key, value) pairs, as TensorFlow's TableBuilder."""
+    out = bytearray()
+
+    def write_block(contents: bytes) -> Tuple[int, int]:
+        offset = len(out)
+        out.extend(contents)
+        out.extend(b"\x00" + struct.pack("<I", mask_crc(crc32c(contents + b"\x00"))))
+        return offset, len(contents)
+
+    data = _BlockBuilder(_RESTART_INTERVAL)
+    index = _BlockBuilder(1)
+    pending: Optional[Tuple[int, int]] = None
+    last_key = b""
+    for key, value in items:
+        if pending is not None:
+            index.add(_shortest_separator(last_key, key), _block_handle(*pending))
+            pending = None
+        data.add(key, value)
+        last_key = key
+        if data.size_estimate() >= _BLOCK_SIZE:
+            pending = write_block(data.finish())
+            data = _BlockBuilder(_RESTART_INTERVAL)
+    if not data.empty():
+        pending = write_block(data.finish())
+    if pending is not None:
+        index.add(_short_successor(last_key), _block_handle(*pending))
+    meta_handle = write_block(_BlockBuilder(_RESTART_INTERVAL).finish())
+    index_handle = write_block(index.finish())
+    footer = _block_handle(*meta_handle) + _block_handle(*index_handle)
+    footer += b"\x00" * (40 - len(footer))
+    out.extend(footer + struct.pack("<Q", _TABLE_MAGIC))
+    return bytes(out)
+
+
+def _read_block(buf: bytes, handle: bytes, filename: str) -> bytes:
+    offset, pos = read_varint(handle, 0)
+    size, _ = read_varint(handle, pos)
+    if offset + size + 5 > len(buf):
+        raise _corrupt(filename, "block handle points past the end of the file")
+    contents = buf[offset:offset + size]
+    kind = buf[offset + size]
+    stored = struct.unpack_from("<I", buf, offset + size + 1)[0]
+    if unmask_crc(stored) != crc32c(buf[offset:offset + size + 1]):
+        raise _corrupt(filename, "block checksum mismatch")
+    if kind != 0:
+        raise _corrupt(filename, f"compressed block (type {kind}) is not supported")
+    return contents
+
+
+def _block_entries(block: bytes, filename: str) -> List[Tuple[bytes, bytes]]:
+    if len(block) < 4:
+        raise _corrupt(filename, "block too short")
+    num_restarts = struct.unpack_from("<I", block, len(block) - 4)[0]
+    end = len(block) - 4 - 4 * num_restarts
+    if end < 0:
+        raise _corrupt(filename, "bad restart array")
+    entries = []
+    pos, key = 0, b""
+    while pos < end:
+        shared, pos = read_varint(block, pos)
+        non_shared, pos = read_varint(block, pos)
+        value_len, pos = read_varint(block, pos)
+        if shared > len(key) or pos + non_shared + value_len > end:
+            raise _corrupt(filename, "bad block entry")
+        key = key[:shared] + block[pos:pos + non_shared]
+        pos += non_shared
+        entries.append((key, block[pos:pos + value_len]))
+        pos += value_len
+    return entries
+
+
+def read_table(buf: bytes, filename: str) -> List[Tuple[bytes, bytes]]:
+    """All (key, value) pairs of a LevelDB table, checksums verified."""
+    if len(buf) < _FOOTER_SIZE or struct.unpack_from("<Q", buf, len(buf) - 8)[0] != _TABLE_MAGIC:
+        raise _corrupt(filename, "not an sstable (bad magic number)")
+    footer = buf[len(buf) - _FOOTER_SIZE:]
+    _, pos = read_varint(footer, 0)   # metaindex handle: nothing in it that we need
+    _, pos = read_varint(footer, pos)
+    index = _read_block(buf, footer[pos:], filename)
+    items: List[Tuple[bytes, bytes]] = []
+    for _, handle in _block_entries(index, filename):
+        items.extend(_block_entries(_read_block(buf, handle, filename), filename))
+    return items
+
+
+def _corrupt(filename: str, detail: str) -> errors.DataLossError:
+    return errors.DataLossError(
+        None, None, f"Unable to read file ({filename}). Perhaps the file is corrupt or was "
+        f"produced by a newer version of TensorFlow with format changes ({detail})")
+
+
+# -- atomic files -----------------------------------------------------------------------------------
+def temp_name(path: str) -> str:
+    return f"{path}.tempstate{random.getrandbits(63)}"
+
+
+def fsync_directory(path: str) -> None:
+    try:
+        fd = os.open(path or ".", os.O_RDONLY)
+    except OSError:
+        return  # not supported on this platform/filesystem
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: str, payload: bytes) -> None:
+    """Writes a whole file under a temporary name, fsyncs, and renames it into place."""
+    tmp = temp_name(path)
+    try:
+        with open(tmp, "wb") as f:
+            write_all(f, payload)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        _remove_quietly(tmp)
+        raise
+    fsync_directory(os.path.dirname(path))
+
+
+def write_all(f, payload) -> None:
+    """One write of a buffer; tests replace it to simulate a failure part-way."""
+    f.write(payload)
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
+def as_os_error(e: OSError, what: str) -> errors.OpError:
+    """An OSError as the TensorFlow error class a filesystem failure gives."""
+    import errno
+    message = f"{what}: {e.strerror or e}"
+    if isinstance(e, FileNotFoundError):
+        return errors.NotFoundError(None, None, message)
+    if isinstance(e, PermissionError):
+        return errors.PermissionDeniedError(None, None, message)
+    if e.errno in (errno.ENOSPC, errno.EDQUOT):
+        return errors.ResourceExhaustedError(None, None, message)
+    return errors.UnknownError(None, None, message)
+
+
+# -- writing ----------------------------------------------------------------------------------------
+def _string_tensor_bytes(arr: np.ndarray) -> Tuple[bytes, int]:
+    items = [x if isinstance(x, bytes) else str(x).encode() for x in arr.reshape(-1)]
+    lengths = b"".join(varint(len(x)) for x in items)
+    crc = 0
+    for x in items:
+        crc = crc32c_extend(crc, struct.pack("<I" if len(x) <= 0xFFFFFFFF else "<Q", len(x)))
+    length_checksum = struct.pack("<I", mask_crc(crc))
+    crc = crc32c_extend(crc, length_checksum)
+    for x in items:
+        crc = crc32c_extend(crc, x)
+    return lengths + length_checksum + b"".join(items), crc
+
+
+class BundleWriter:
+    """Writes one bundle (one data shard). ``add`` tensors, then ``finish``; ``abort`` on error."""
+
+    def __init__(self, prefix: str):
+        self.prefix = prefix
+        self._entries: Dict[str, BundleEntry] = {}
+        self._data_path = temp_name(data_filename(prefix, 0, 1))
+        self._size = 0
+        directory = os.path.dirname(prefix)
+        if directory and not os.path.isdir(directory):
+            try:
+                os.mkdir(directory)   # one level, as TensorFlow's Env::CreateDir
+            except FileExistsError:
+                pass
+            except OSError as e:
+                raise as_os_error(e, f"Failed to create a directory: {directory}") from None
+        try:
+            self._file = open(self._data_path, "wb")
+        except OSError as e:
+            raise as_os_error(e, f"Failed to open {self._data_path} for writing") from None
+
+    def add(self, key: str, value) -> None:
+        if not key:
+            raise errors.InvalidArgumentError(None, None, "Tensor names in a checkpoint must "
+                                              "not be empty")
+        if key in self._entries:
+            raise errors.InvalidArgumentError(None, None, f"Adding duplicate key: {key}")
+        arr = np.asarray(value)
+        shape = tuple(int(d) for d in arr.shape)
+        tf_dtype = dtypes.as_dtype(arr.dtype)
+        if tf_dtype is dtypes.string:
+            payload, crc = _string_tensor_bytes(arr)
+        else:
+            flat = np.ascontiguousarray(arr.astype(arr.dtype.newbyteorder("<"), copy=False))
+            payload = flat.reshape(-1).view(np.uint8)
+            crc = crc32c(payload)
+        self._entries[key] = BundleEntry(datatype_enum(tf_dtype), shape,
+                                         0, self._size, len(payload), mask_crc(crc))
+        try:
+            write_all(self._file, payload)
+        except OSError as e:
+            raise as_os_error(e, f"Failed to write checkpoint data for {key} to "
+                              f"{self._data_path}") from None
+        self._size += len(payload)
+
+    def finish(self) -> None:
+        """Flushes both files and renames them into place, the index last."""
+        index_path = index_filename(self.prefix)
+        index_tmp = temp_name(index_path)
+        try:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._file.close()
+            items = [(b"", _encode_header(1))]
+            items += [(k.encode(), e.encode()) for k, e in sorted(self._entries.items(),
+                                                                   key=lambda kv: kv[0].encode())]
+            with open(index_tmp, "wb") as f:
+                write_all(f, build_table(items))
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(self._data_path, data_filename(self.prefix, 0, 1))
+            os.replace(index_tmp, index_path)
+        except OSError as e:
+            _remove_quietly(index_tmp)
+            self.abort()
+            raise as_os_error(e, f"Failed to write checkpoint {self.prefix}") from None
+        except BaseException:
+            _remove_quietly(index_tmp)
+            self.abort()
+            raise
+        fsync_directory(os.path.dirname(self.prefix))
+
+    def abort(self) -> None:
+        try:
+            self._file.close()
+        except OSError:
+            pass
+        _remove_quietly(self._data_path)
+
+
+def write_bundle(prefix: str, tensors: Sequence[Tuple[str, np.ndarray]]) -> None:
+    writer = BundleWriter(prefix)
+    try:
+        for name, value in tensors:
+            writer.add(name, value)
+    except BaseException:
+        writer.abort()
+        raise
+    writer.finish()
+
+
+# -- reading ----------------------------------------------------------------------------------------
+class BundleReader:
+    """Reads a V2 checkpoint: ``entry(name)``, ``read(name)``; verifies every checksum."""
+
+    def __init__(self, prefix: str):
+        self.prefix = prefix
+        filename = index_filename(prefix)
+        try:
+            with open(filename, "rb") as f:
+                buf = f.read()
+        except FileNotFoundError:
+            raise errors.NotFoundError(
+                None, None, f"Unsuccessful TensorSliceReader constructor: Failed to find any "
+                f"matching files for {prefix}") from None
+        except OSError as e:
+            raise as_os_error(e, f"Failed to read {filename}") from None
+        try:
+            items = read_table(buf, filename)
+        except ValueError as e:
+            raise _corrupt(filename, str(e)) from None
+        if not items or items[0][0] != b"":
+            raise _corrupt(filename, "failed to seek to header entry")
+        try:
+            header = parse_fields(items[0][1])
+            self.entries: Dict[str, BundleEntry] = {
+                k.decode("utf-8", "surrogateescape"): BundleEntry.decode(v) for k, v in items[1:]}
+        except ValueError as e:
+            raise _corrupt(filename, f"unable to parse an entry: {e}") from None
+        self.num_shards = header.get(1, [0])[-1]
+        self._big_endian = header.get(2, [0])[-1] == 1
+        version = parse_fields(header[3][-1]) if 3 in header else {}
+        min_consumer = version.get(2, [0])[-1]
+        if min_consumer > _BUNDLE_VERSION:
+            raise errors.InvalidArgumentError(
+                None, None, f"Checkpoint min consumer version {min_consumer} above current "
+                f"version {_BUNDLE_VERSION} for checkpoint {prefix}")
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.entries
+
+    def entry(self, name: str) -> BundleEntry:
+        try:
+            return self.entries[name]
+        except KeyError:
+            raise errors.NotFoundError(None, None, f"Key {name} not found in checkpoint") from None
+
+    def dtype(self, name: str) -> dtypes.DType:
+        entry = self.entry(name)
+        try:
+            return ENUM_DATATYPE[entry.dtype_enum]
+        except KeyError:
+            raise errors.UnimplementedError(
+                None, None, f"Checkpoint tensor {name} has dtype {entry.dtype_name}, which "
+                "tfjupyter does not support") from None
+
+    def read(self, name: str) -> np.ndarray:
+        entry = self.entry(name)
+        if entry.has_slices:
+            raise errors.UnimplementedError(
+                None, None, f"Checkpoint tensor {name} is stored in slices (a partitioned "
+                "variable); reading sliced tensors is not supported")
+        dtype = self.dtype(name)
+        path = data_filename(self.prefix, entry.shard_id, self.num_shards)
+        try:
+            with open(path, "rb") as f:
+                f.seek(entry.offset)
+                buf = bytearray(entry.size)
+                got = f.readinto(buf)
+        except FileNotFoundError:
+            raise errors.NotFoundError(None, None, f"Checkpoint data file {path} for tensor "
+                                       f"{name} does not exist") from None
+        except OSError as e:
+            raise as_os_error(e, f"Failed to read {path}") from None
+        if got != entry.size:
+            raise errors.DataLossError(None, None, f"Requested {entry.size} bytes of {name} "
+                                       f"but read {got} bytes from {path}")
+        count = int(np.prod(entry.shape, dtype=np.int64))
+        if dtype is dtypes.string:
+            value, actual = self._parse_strings(buf, count, name)
+        else:
+            np_dtype = np.dtype(dtype.as_numpy_dtype).newbyteorder(">" if self._big_endian else "<")
+            if entry.size != count * np_dtype.itemsize:
+                raise errors.DataLossError(None, None, f"Invalid size in bundle entry: key "
+                                           f"{name}; stored size {entry.size}; expected size "
+                                           f"{count * np_dtype.itemsize}")
+            actual = crc32c(buf)
+            value = np.frombuffer(buf, dtype=np_dtype).reshape(entry.shape)
+            if self._big_endian:
+                value = value.astype(np_dtype.newbyteorder("="))
+        if unmask_crc(entry.crc32c) != actual:
+            raise errors.DataLossError(
+                None, None, f"Checksum does not match: stored {unmask_crc(entry.crc32c):08d} vs. "
+                f"calculated on the restored bytes {actual} (tensor {name} in {path})")
+        return value
+
+    def _parse_strings(self, buf: bytearray, count: int, name: str):
+        data = bytes(buf)
+        pos, lengths, crc = 0, [], 0
+        try:
+            for _ in range(count):
+                n, pos = read_varint(data, pos)
+                lengths.append(n)
+                crc = crc32c_extend(crc, struct.pack("<I" if n <= 0xFFFFFFFF else "<Q", n))
+            (length_checksum,) = struct.unpack_from("<I", data, pos)
+        except (ValueError, struct.error):
+            raise errors.DataLossError(None, None, f"Truncated string tensor {name}") from None
+        if unmask_crc(length_checksum) != crc:
+            raise errors.DataLossError(None, None, f"The length checksum does not match for "
+                                       f"string tensor {name}")
+        crc = crc32c_extend(crc, data[pos:pos + 4])
+        pos += 4
+        out = np.empty(count, dtype=object)
+        for i, n in enumerate(lengths):
+            out[i] = data[pos:pos + n]
+            crc = crc32c_extend(crc, out[i])
+            pos += n
+        entry = self.entries[name]
+        return out.reshape(entry.shape), crc
+
+
+# -- sharded checkpoints ------------------------------------------------------------------------------
+def merge_bundles(prefixes: Sequence[str], merged_prefix: str, delete_old_dirs: bool) -> None:
+    """MergeV2Checkpoints: shard bundles -> one bundle under ``merged_prefix``."""
+    readers = [BundleReader(p) for p in prefixes]
+    entries: Dict[str, BundleEntry] = {}
+    renames: List[Tuple[str, int]] = []
+    for reader in readers:
+        if reader.num_shards != 1:
+            raise errors.InvalidArgumentError(None, None, f"Can only merge single-shard "
+                                              f"bundles; {reader.prefix} has {reader.num_shards}")
+        for key, entry in reader.entries.items():
+            if key in entries:
+                raise errors.InvalidArgumentError(
+                    None, None, f"Duplicate tensor keyed by {key} encountered, when merging "
+                    f"prefix: {reader.prefix}")
+            entries[key] = BundleEntry(entry.dtype_enum, entry.shape, len(renames), entry.offset,
+                                       entry.size, entry.crc32c)
+        renames.append((data_filename(reader.prefix, 0, 1), len(renames)))
+    total = len(renames)
+    directory = os.path.dirname(merged_prefix)
+    if directory and not os.path.isdir(directory):
+        os.mkdir(directory)
+    try:
+        for src, shard in renames:
+            os.replace(src, data_filename(merged_prefix, shard, total))
+        items = [(b"", _encode_header(total))]
+        items += [(k.encode(), e.encode()) for k, e in sorted(entries.items(),
+                                                               key=lambda kv: kv[0].encode())]
+        atomic_write(index_filename(merged_prefix), build_table(items))
+    except OSError as e:
+        raise as_os_error(e, f"Failed to merge checkpoint shards into {merged_prefix}") from None
+    for prefix in prefixes:
+        _remove_quietly(index_filename(prefix))
+        if delete_old_dirs:
+            try:
+                os.rmdir(os.path.dirname(prefix))  # only if the shards had a directory of their own
+            except OSError:
+                pass
+
+
+def matching_data_files(prefix: str) -> List[str]:
+    return glob.glob(glob.escape(prefix) + ".data-?????-of-?????")
