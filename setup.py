@@ -1,4 +1,4 @@
-from setuptools import setup
+from setuptools import find_packages, setup
 
 setup(
     name="tfjupyter",
@@ -7,12 +7,8 @@ setup(
     long_description=open("README.md", encoding="utf-8").read(),
     long_description_content_type="text/markdown",
     python_requires=">=3.10",
-    packages=[
-        "tfjupyter", "tfjupyter.framework", "tfjupyter.ops", "tfjupyter.runtime",
-        "tfjupyter.client", "tfjupyter.train", "tfjupyter.summary", "tfjupyter.contrib",
-        "tfjupyter.contrib.layers", "tfjupyter.examples", "tfjupyter.examples.tutorials",
-        "tfjupyter.examples.tutorials.mnist", "tfjupyter.kernels", "tfjupyter.kernels.cpu",
-    ],
+    packages=find_packages(include=["tfjupyter", "tfjupyter.*"])
+    + ["tfjupyter.kernels"] + ["tfjupyter.kernels." + p for p in find_packages("kernels")],
     package_dir={"tfjupyter.kernels": "kernels"},
     install_requires=[
         "numpy>=1.24",

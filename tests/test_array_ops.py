@@ -12,10 +12,11 @@ def run(fetches, feed_dict=None):
         return sess.run(fetches, feed_dict)
 
 
-def assert_gradient(build, x_value, atol=1e-7):
-    """The Jacobian of build(x) w.r.t. a float64 placeholder x matches central differences."""
+def assert_gradient(build, x_value, atol=1e-7, static=True):
+    """The Jacobian of build(x) w.r.t. a float64 placeholder x matches central differences.
+    static=False gives x unknown dimensions, so the ops take their dynamic-shape paths."""
     x_value = np.asarray(x_value, dtype=np.float64)
-    x = tf.placeholder(tf.float64, x_value.shape, name="x")
+    x = tf.placeholder(tf.float64, x_value.shape if static else [None] * x_value.ndim, name="x")
     y = build(x)
     y_shape = np.shape(run(y, {x: x_value}))
     theoretical, numerical = tf.test.compute_gradient(x, x_value.shape, y, y_shape,
@@ -176,15 +177,16 @@ def test_concat_1x_and_0x_forms():
     np.testing.assert_array_equal(run(tf.concat(1, [a, b])), want)          # TF 0.x order
     np.testing.assert_array_equal(run(tf.concat(concat_dim=1, values=[a, b])), want)
     np.testing.assert_array_equal(run(tf.concat_v2([a, b], -1)), np.concatenate([X, X + 100], -1))
+    with tf.Graph().as_default():
+        assert tf.concat([[1], [2]], 0).op.name == "concat"
     assert tf.concat([a, b], 1).shape == [2, 6, 4]
-    assert tf.concat([a, b], 1).op.name == "concat"
     assert tf.concat([a], 0).shape == [2, 3, 4]
     x = tf.placeholder(tf.float32, [None, 4])
     y = tf.concat([x, tf.zeros([2, 4])], 0)
     assert y.shape.as_list() == [None, 4]
     assert run(y, {x: np.ones((3, 4))}).shape == (5, 4)
     with pytest.raises(ValueError, match="Dimension 1 in both shapes must be equal"):
-        tf.concat([a, tf.constant(np.zeros((2, 5, 3)))], 0)
+        tf.concat([a, tf.constant(np.zeros((2, 5, 3), np.float32))], 0)
 
 
 def test_concat_runtime_mismatch_is_a_clear_error():
@@ -283,7 +285,8 @@ def test_getitem_errors():
     with pytest.raises(TypeError, match="Only integers, slices"):
         c[1.5]
     with pytest.raises(TypeError, match="Only integers, slices"):
-        c[[0, 1]]
+        c[tf.constant([0, 1])]
+    np.testing.assert_array_equal(run(c[[0, 1]]), X[0, 1])   # a list is a tuple of indices, as TF
     with pytest.raises(ValueError, match="slice index 5 of dimension 0 out of bounds"):
         c[5]
     x = tf.placeholder(tf.float32, [None, 3])
@@ -351,6 +354,48 @@ def test_unsorted_segment_sum():
     assert y.shape == [3, 3]
     np.testing.assert_array_equal(run(y), [data[1], np.zeros(3), data[0] + data[2]])
     assert_gradient(lambda x: tf.unsorted_segment_sum(x, [1, 0, 1], 2), np.random.rand(3, 2))
+
+
+def test_gather_nd_and_scatter_nd():
+    c = tf.constant(X)
+    idx = [[1, 2], [0, 0], [1, 2]]
+    g = tf.gather_nd(c, idx)
+    assert g.shape == [3, 4]
+    np.testing.assert_array_equal(run(g), X[[1, 0, 1], [2, 0, 2]])
+    np.testing.assert_array_equal(run(tf.gather_nd(c, [[[1, 2, 3]]])), [[X[1, 2, 3]]])
+    s = tf.scatter_nd([[1], [3], [1]], tf.constant([1.0, 2.0, 5.0]), [5])
+    assert s.shape == [5]
+    np.testing.assert_array_equal(run(s), [0, 6, 0, 2, 0])
+    assert_gradient(lambda x: tf.gather_nd(x, [[0, 1], [2, 0], [0, 1]]) * 1.0, np.random.rand(3, 2))
+    assert_gradient(lambda x: tf.scatter_nd([[2], [0], [2]], x, [4, 2]), np.random.rand(3, 2))
+    bad = tf.placeholder(tf.int32, [None, 2])
+    with pytest.raises(InvalidArgumentError, match=r"does not index into param shape \[2,3\]"):
+        run(tf.gather_nd(c, bad), {bad: [[0, 0], [2, 0]]})
+
+
+def test_sparse_to_dense_tutorial_one_hot():
+    """The TF 0.x MNIST tutorial's one-hot labels."""
+    labels = tf.placeholder(tf.int32, [None])
+    batch_size = tf.size(labels)
+    labels_col = tf.expand_dims(labels, 1)
+    indices = tf.expand_dims(tf.range(0, batch_size), 1)
+    concated = tf.concat(1, [indices, labels_col])
+    onehot = tf.sparse_to_dense(concated, tf.pack([batch_size, 4]), 1.0, 0.0)
+    assert onehot.shape.as_list() == [None, 4]
+    np.testing.assert_array_equal(run(onehot, {labels: [3, 0, 1]}), np.eye(4)[[3, 0, 1]])
+    dense = tf.sparse_to_dense([1, 3], [5], tf.constant([7, 8]), default_value=-1)
+    np.testing.assert_array_equal(run(dense), [-1, 7, -1, 8, -1])
+    with pytest.raises(InvalidArgumentError, match=r"indices\[1\] = \[1\] is repeated"):
+        run(tf.sparse_to_dense([1, 1], [5], 1))
+    with pytest.raises(InvalidArgumentError, match="is out of order"):
+        run(tf.sparse_to_dense([3, 1], [5], 1))
+    v = tf.placeholder(tf.float64, [2])
+    d = tf.placeholder(tf.float64, [])
+    y = tf.sparse_to_dense([[0, 1], [1, 0]], [2, 3], v, d)
+    gv, gd = tf.gradients(y * np.arange(6.0).reshape(2, 3), [v, d])
+    got = run([gv, gd], {v: [1.0, 2.0], d: 0.5})
+    np.testing.assert_array_equal(got[0], [1, 3])
+    assert got[1] == 15 - 4
 
 
 # -- one_hot ------------------------------------------------------------------------------------------------------
@@ -457,3 +502,37 @@ def test_reverse_values_and_gradient():
     np.testing.assert_array_equal(run(tf.reverse_v2(c, [2])), X[..., ::-1])
     assert_gradient(lambda x: tf.reverse(x, [0]) * np.arange(6.0).reshape(2, 3),
                     np.random.rand(2, 3))
+
+
+def test_gradients_with_unknown_shapes():
+    """The gradient code paths that build shapes at run time (no static shapes)."""
+    v = np.random.rand(3, 4)
+    assert_gradient(lambda x: tf.slice(x, [1, 1], [-1, 2]) * 1.0, v, static=False)
+    assert_gradient(lambda x: tf.tile(x, [2, 1]), v, static=False)
+    assert_gradient(lambda x: tf.pad(x, [[1, 0], [0, 2]]), v, static=False)
+    assert_gradient(lambda x: tf.gather(x, [2, 2, 0]) * 1.0, v, static=False)
+    assert_gradient(lambda x: tf.gather(x, [3, 1], axis=1) * 1.0, v, static=False)
+    assert_gradient(lambda x: tf.concat([x, x * 2.0], 1), v, static=False)
+    assert_gradient(lambda x: x[1:, ::2] * 1.0, v, static=False)
+    assert_gradient(lambda x: tf.reshape(x, [-1]) * 1.0, v, static=False)
+    assert_gradient(lambda x: tf.boolean_mask(x, np.array([True, False, True])), v, static=False)
+
+
+def test_transpose_of_unknown_rank_reverses_dimensions():
+    x = tf.placeholder(tf.float32)
+    y = tf.transpose(x)
+    np.testing.assert_array_equal(run(y, {x: X}), X.T)
+
+
+def test_fed_constants_are_honoured():
+    """Kernels precompute constant arguments, but a fed value replaces the constant."""
+    shape = tf.constant([4, 6])
+    y = tf.reshape(tf.constant(X), shape)
+    assert run(y).shape == (4, 6)
+    assert run(y, {shape: [6, 4]}).shape == (6, 4)
+    axis = tf.constant(0)
+    z = tf.concat([tf.constant(X), tf.constant(X)], axis)
+    assert run(z, {axis: 2}).shape == (2, 3, 8)
+    n = tf.constant([3])
+    r = tf.random_uniform(n, 0, 5, dtype=tf.int32)
+    assert run(r, {n: [7]}).shape == (7,)

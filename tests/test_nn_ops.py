@@ -541,9 +541,11 @@ def test_sigmoid_and_weighted_cross_entropy():
         np.testing.assert_allclose(got, ref(logits_val, labels_val), rtol=1e-12)
     check_gradient(logits, logits_val * 0.1, new)
     w = tf.nn.weighted_cross_entropy_with_logits(labels_val, logits, 3.0)
+    # TF's formula cancels at x = -50 (-50 + 50.0...): 0 where the exact value is 1.9e-22.
     np.testing.assert_allclose(run(w, {logits: logits_val}), ref(logits_val, labels_val, 3.0),
-                               rtol=1e-12)
-    check_gradient(logits, logits_val * 0.1, w)
+                               rtol=1e-12, atol=1e-14)
+    # (Away from x = 0, where TF's formula differentiates |x| and max(-x, 0) as 0.)
+    check_gradient(logits, logits_val * 0.1 + 0.05, w)
     with pytest.raises(ValueError, match="same shape"):
         tf.nn.sigmoid_cross_entropy_with_logits(labels=np.zeros((2, 2)), logits=logits)
 
@@ -613,4 +615,122 @@ def test_embedding_lookup_single_and_sharded():
 def test_namespace():
     for name in tf.nn.__all__:
         assert callable(getattr(tf.nn, name)), name
-    assert tf.nn.conv2d is tf.nn.conv2d and tf.nn.lrn is tf.nn.local_response_normalization
+    assert tf.nn.lrn is tf.nn.local_response_normalization
+    assert tf.nn.sigmoid is tf.sigmoid and tf.nn.tanh is tf.tanh
+
+
+# ---------------------------------------------------------------------------------------------
+# Candidate samplers and sampled losses
+
+
+def log_uniform_p(classes, range_max):
+    classes = np.asarray(classes, np.float64)
+    return np.log((classes + 2) / (classes + 1)) / np.log(range_max + 1)
+
+
+def test_log_uniform_candidate_sampler_distribution_and_expected_counts():
+    labels = tf.constant([[0], [7]], tf.int64)
+    s = tf.nn.log_uniform_candidate_sampler(labels, 1, 20000, False, 10, seed=3)
+    assert s.sampled_candidates.shape.as_list() == [20000]
+    assert s.true_expected_count.shape.as_list() == [2, 1]
+    sampled, true_count, sampled_count = run(s)
+    assert sampled.dtype == np.int64 and sampled.min() >= 0 and sampled.max() < 10
+    freq = np.bincount(sampled, minlength=10) / 20000
+    np.testing.assert_allclose(freq, log_uniform_p(np.arange(10), 10), atol=0.01)
+    np.testing.assert_allclose(true_count[:, 0], 20000 * log_uniform_p([0, 7], 10), rtol=1e-6)
+    np.testing.assert_allclose(sampled_count, 20000 * log_uniform_p(sampled, 10), rtol=1e-6)
+
+
+def test_unique_sampling_seeds_and_errors():
+    labels = tf.constant([[1, 2]], tf.int64)
+    s = tf.nn.log_uniform_candidate_sampler(labels, 2, 8, True, 10, seed=5)
+    first, second = run(s), run(s)
+    np.testing.assert_array_equal(first[0], second[0])  # an op seed fixes the stream
+    sampled, true_count, sampled_count = first
+    assert len(set(sampled.tolist())) == 8
+    # Unique sampling: expected count 1 - (1 - p) ** tries, one tries for all classes.
+    p = log_uniform_p(np.concatenate([[1, 2], sampled]), 10)
+    counts = np.concatenate([true_count[0], sampled_count])
+    tries = np.log1p(-counts) / np.log1p(-p)
+    np.testing.assert_allclose(tries, np.round(tries[0]), rtol=1e-4)
+    assert tries[0] >= 8
+    u = run(tf.nn.uniform_candidate_sampler(labels, 2, 5, True, 5))
+    assert sorted(u[0].tolist()) == [0, 1, 2, 3, 4]
+    with pytest.raises(ValueError, match="UniformCandidateSampler.*range is too small"):
+        tf.nn.uniform_candidate_sampler(labels, 2, 6, True, 5)
+
+
+def sampled_logits_ref(w, b, labels, inputs, sampled, true_exp, sampled_exp):
+    true_logits = np.einsum("id,ijd->ij", inputs, w[labels]) + b[labels] - np.log(true_exp)
+    sampled_logits = inputs @ w[sampled].T + b[sampled] - np.log(sampled_exp)
+    return true_logits, sampled_logits
+
+
+def test_nce_and_sampled_softmax_loss_values_and_gradients():
+    w_val, b_val, inputs_val = RNG.randn(6, 3), RNG.randn(6), RNG.randn(2, 3)
+    labels_val = np.array([[1, 4], [0, 2]])
+    sampled = np.array([2, 5, 3])
+    true_exp, sampled_exp = np.array([[0.5, 0.2], [0.7, 0.3]]), np.array([0.3, 0.1, 0.25])
+    values = (sampled, true_exp, sampled_exp)
+    w, inputs = f64([6, 3]), f64([2, 3])
+    nce = tf.nn.nce_loss(w, b_val, labels_val, inputs, 3, 6, num_true=2, sampled_values=values)
+    ssm = tf.nn.sampled_softmax_loss(w, b_val, labels_val, inputs, 3, 6, num_true=2,
+                                     sampled_values=values)
+    old_nce = tf.nn.nce_loss(w, b_val, inputs, labels_val, 3, 6, 2, values)  # TF 0.x order
+    feed = {w: w_val, inputs: inputs_val}
+    got_nce, got_ssm, got_old = run([nce, ssm, old_nce], feed)
+    t, s = sampled_logits_ref(w_val, b_val, labels_val, inputs_val, sampled, true_exp, sampled_exp)
+    logits = np.concatenate([t, s], 1)
+    targets = np.concatenate([np.full((2, 2), 0.5), np.zeros((2, 3))], 1)
+    want_nce = (targets * np.logaddexp(0, -logits) + (1 - targets) * np.logaddexp(0, logits)).sum(1)
+    np.testing.assert_allclose(got_nce, want_nce, rtol=1e-10)
+    np.testing.assert_allclose(got_old, want_nce, rtol=1e-10)
+    # Sampled softmax masks accidental hits: class 2 is a true class of row 1.
+    masked = logits.copy()
+    masked[1, 2] = -1e300
+    want_ssm = -(targets * (masked - np.log(np.exp(masked).sum(1, keepdims=True)))).sum(1)
+    np.testing.assert_allclose(got_ssm, want_ssm, rtol=1e-10)
+    check_gradient(inputs, inputs_val, nce, {w: w_val})
+    check_gradient(w, w_val, nce, {inputs: inputs_val})
+    check_gradient(w, w_val, ssm, {inputs: inputs_val})
+
+
+def test_word2vec_style_training_lowers_the_nce_loss():
+    tf.set_random_seed(1)
+    vocabulary, dim = 50, 8
+    embeddings = tf.Variable(tf.random_uniform([vocabulary, dim], -1.0, 1.0))
+    nce_weights = tf.Variable(tf.truncated_normal([vocabulary, dim], stddev=1.0 / np.sqrt(dim)))
+    nce_biases = tf.Variable(tf.zeros([vocabulary]))
+    inputs = tf.placeholder(tf.int32, [16])
+    labels = tf.placeholder(tf.int32, [16, 1])
+    embed = tf.nn.embedding_lookup(embeddings, inputs)
+    loss = tf.reduce_mean(tf.nn.nce_loss(weights=nce_weights, biases=nce_biases, labels=labels,
+                                         inputs=embed, num_sampled=8, num_classes=vocabulary))
+    step = tf.train.GradientDescentOptimizer(1.0).minimize(loss)
+    words = np.arange(16) % 8
+    feed = {inputs: words, labels: ((words + 1) % 8)[:, None]}  # each word predicts the next
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        before = np.mean([sess.run(loss, feed) for _ in range(20)])
+        for _ in range(150):
+            sess.run(step, feed)
+        after = np.mean([sess.run(loss, feed) for _ in range(20)])
+    assert after < 0.5 * before
+
+
+def test_atrous_conv2d_and_convolution():
+    x_val, w_val = RNG.randn(1, 8, 7, 2), RNG.randn(3, 3, 2, 3)
+    want = conv_ref(x_val, w_val, (1, 1), "SAME", (2, 2))
+    np.testing.assert_allclose(run(tf.nn.atrous_conv2d(x_val, w_val, 2, "SAME")), want,
+                               rtol=1e-10)
+    np.testing.assert_allclose(run(tf.nn.convolution(x_val, w_val, "SAME", dilation_rate=[2, 2])),
+                               want, rtol=1e-10)
+    np.testing.assert_allclose(run(tf.nn.convolution(x_val, w_val, "VALID", strides=[2, 1])),
+                               conv_ref(x_val, w_val, (2, 1), "VALID"), rtol=1e-10)
+    x1, w1 = RNG.randn(2, 9, 3), RNG.randn(2, 3, 4)
+    y1 = tf.nn.convolution(x1, w1, "VALID", dilation_rate=[3])
+    assert y1.shape.as_list() == [2, 6, 4]
+    np.testing.assert_allclose(run(y1), conv_ref(x1[:, None], w1[None], (1, 1), "VALID",
+                                                 (1, 3))[:, 0], rtol=1e-10)
+    with pytest.raises(ValueError, match="rate 0 cannot be less than one"):
+        tf.nn.atrous_conv2d(x_val, w_val, 0, "SAME")

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 import tfjupyter as tf
-import tfjupyter.kernels.cpu.training_kernels  # noqa: F401  (until kernels/cpu imports it)
 from tfjupyter.framework import errors
 
 RNG = np.random.RandomState(42)
@@ -66,6 +65,17 @@ def ref_adam(lr=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8):
     return step, {}
 
 
+def ref_adadelta(lr=0.001, rho=0.95, epsilon=1e-8):
+    def step(var, grad, state, t):
+        accum = state.setdefault("accum", np.zeros_like(var))
+        accum_update = state.setdefault("accum_update", np.zeros_like(var))
+        accum[...] = rho * accum + (1 - rho) * grad * grad
+        update = np.sqrt(accum_update + epsilon) / np.sqrt(accum + epsilon) * grad
+        var -= lr * update
+        accum_update[...] = rho * accum_update + (1 - rho) * update * update
+    return step, {}
+
+
 CASES = {
     "sgd": (lambda: tf.train.GradientDescentOptimizer(0.3), ref_sgd(0.3)),
     "momentum": (lambda: tf.train.MomentumOptimizer(0.2, 0.9), ref_momentum(0.2, 0.9)),
@@ -83,6 +93,8 @@ CASES = {
     "adam": (lambda: tf.train.AdamOptimizer(0.1), ref_adam(0.1)),
     "adam_hyper": (lambda: tf.train.AdamOptimizer(0.05, beta1=0.5, beta2=0.7, epsilon=1e-3),
                    ref_adam(0.05, 0.5, 0.7, 1e-3)),
+    "adadelta": (lambda: tf.train.AdadeltaOptimizer(1.0, rho=0.9, epsilon=1e-3),
+                 ref_adadelta(1.0, 0.9, 1e-3)),
 }
 
 
@@ -164,6 +176,8 @@ def test_use_locking_gives_the_same_result():
     (lambda: tf.train.RMSPropOptimizer(0.1), {"rms": "w/RMSProp", "momentum": "w/RMSProp_1"}),
     (lambda: tf.train.RMSPropOptimizer(0.1, centered=True),
      {"rms": "w/RMSProp", "mg": "w/RMSProp_1", "momentum": "w/RMSProp_2"}),
+    (lambda: tf.train.AdadeltaOptimizer(), {"accum": "w/Adadelta",
+                                            "accum_update": "w/Adadelta_1"}),
     (lambda: tf.train.GradientDescentOptimizer(0.1), {}),
 ])
 def test_slot_names_and_placement(make_opt, names):
@@ -254,7 +268,13 @@ def test_without_global_step_the_train_op_is_a_group_named_after_the_optimizer()
     assert train.name == "Adam" and train.type == "NoOp"
     train2 = tf.train.AdamOptimizer().apply_gradients([(g, w)], name="my_train")
     assert train2.name == "my_train"
-    assert tf.get_default_graph().get_operation_by_name("Adam_1/update_w/ApplyAdam")
+    train3 = tf.train.AdamOptimizer().apply_gradients([(g, w)])
+    assert train3.name == "Adam_1"
+    graph = tf.get_default_graph()
+    assert graph.get_operation_by_name("my_train/update_w/ApplyAdam").type == "ApplyAdam"
+    assert graph.get_operation_by_name("Adam_1/update_w/ApplyAdam").type == "ApplyAdam"
+    # Each Adam keeps its own beta powers.
+    assert graph.get_operation_by_name("beta1_power_2").type == "VariableV2"
 
 
 def test_learning_rate_tensor_and_callable():
@@ -404,3 +424,54 @@ def test_run_time_errors_name_the_variable_and_op():
             sess.run(train, {g: np.zeros((3, 2), np.float32)})
         assert e.value.op.type == "ApplyMomentum"
         np.testing.assert_array_equal(sess.run(w), np.zeros((2, 3)))  # nothing was written
+
+
+def test_feeding_the_computed_gradients():
+    # Gradient accumulation: compute the gradients in one run, feed them to the train op in
+    # another (the inputs of the loss are not fed then).
+    x = tf.placeholder(tf.float32, [None, 2])
+    w = tf.Variable([[1.0], [2.0]], name="w")
+    b = tf.Variable([0.5], name="b")
+    loss = tf.reduce_sum(tf.matmul(x, w) + b)
+    opt = tf.train.GradientDescentOptimizer(0.5)
+    grads_and_vars = opt.compute_gradients(loss)
+    train = opt.apply_gradients(grads_and_vars)
+    (gw, _), (gb, _) = grads_and_vars
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got_w, got_b = sess.run([gw, gb], {x: [[1.0, 2.0], [3.0, 4.0]]})
+        np.testing.assert_allclose(got_w, [[4.0], [6.0]])
+        np.testing.assert_allclose(got_b, [2.0])
+        sess.run(train, {gw: got_w * 0.5, gb: got_b * 0.5})
+        np.testing.assert_allclose(sess.run(w), [[0.0], [0.5]])
+        np.testing.assert_allclose(sess.run(b), [0.0])
+
+
+def test_user_defined_optimizer_in_tensorflow_style():
+    class ScaledSGD(tf.train.Optimizer):
+        def __init__(self, learning_rate):
+            super().__init__(False, "ScaledSGD")
+            self._lr = learning_rate
+
+        def _create_slots(self, var_list):
+            for v in var_list:
+                self._zeros_slot(v, "steps", self._name)
+
+        def _prepare(self):
+            self._lr_t = tf.convert_to_tensor(self._lr, name="learning_rate")
+
+        def _apply_dense(self, grad, var):
+            steps = self.get_slot(var, "steps")
+            return tf.group(var.assign_sub(tf.multiply(grad, self._lr_t)),
+                            steps.assign_add(tf.ones_like(steps)))
+
+    w = tf.Variable([1.0, -1.0], name="w")
+    step = tf.train.get_or_create_global_step()
+    train = ScaledSGD(0.25).minimize(tf.multiply(w, w), global_step=step)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train)
+        sess.run(train)
+        np.testing.assert_allclose(sess.run(w), [0.25, -0.25])
+        np.testing.assert_allclose(sess.run("w/ScaledSGD:0"), [2.0, 2.0])
+        assert sess.run(step) == 2

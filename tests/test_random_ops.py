@@ -65,7 +65,7 @@ def test_get_seed_follows_tensorflow():
         assert tf.get_seed(3) == (10, 3)
         tf.set_random_seed(0)
         assert tf.get_seed(0) == (0, 2 ** 31 - 1)
-        r = tf.random_uniform([1], seed=3)
+        r = tf.random_uniform([1], seed=0)
         assert (r.op.get_attr("seed"), r.op.get_attr("seed2")) == (0, 2 ** 31 - 1)
 
 

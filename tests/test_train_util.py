@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 import tfjupyter as tf
-import tfjupyter.kernels.cpu.training_kernels  # noqa: F401  (until kernels/cpu imports it)
 from tfjupyter.train.moving_averages import assign_moving_average
 
 

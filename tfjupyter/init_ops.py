@@ -345,7 +345,12 @@ class Orthogonal(Initializer):
         self.dtype = _assert_float_dtype(dtypes.as_dtype(dtype), "orthogonal_initializer")
 
     def __call__(self, shape, dtype=None, partition_info=None) -> Tensor:
-        from .ops import linalg_ops  # the QR decomposition lives with the linear algebra ops
+        try:
+            from .ops import linalg_ops  # the QR decomposition lives with the linear algebra ops
+        except ImportError:
+            raise NotImplementedError("orthogonal_initializer needs the Qr op "
+                                      "(tfjupyter.ops.linalg_ops.qr), which is not available "
+                                      "in this build.") from None
         dtype = _assert_float_dtype(_dtype_or(dtype, self.dtype), "orthogonal_initializer")
         dims = _static_shape(shape, "orthogonal_initializer")
         if len(dims) < 2:

@@ -13,26 +13,22 @@ from .framework import dtypes as _dtypes
 from .framework.ops import Tensor, convert_to_tensor, name_scope
 from .framework.tensor_shape import TensorShape
 from .ops import _shapes, array_ops as _array_ops, math_ops as _math_ops, nn_ops as _nn_ops
+from .ops import candidate_sampling_ops as _sampling
 from .ops._nn_util import convert_like as _convert_like, shape_of as _shape_of
+from .ops.candidate_sampling_ops import *  # noqa: F401,F403
+from .ops.math_ops import sigmoid, tanh  # noqa: F401  (tf.nn.sigmoid is tf.sigmoid)
 from .ops.nn_ops import *  # noqa: F401,F403
-from .ops.nn_ops import _xent_arguments, bias_add, conv2d, elu, relu
+from .ops.nn_ops import (_xent_arguments, bias_add, conv2d, elu, relu,
+                         softmax_cross_entropy_with_logits_v2)
 
-__all__ = _nn_ops.__all__ + [
+__all__ = _nn_ops.__all__ + _sampling.__all__ + [
     "sigmoid", "tanh", "dropout", "moments", "l2_normalize", "sigmoid_cross_entropy_with_logits",
     "weighted_cross_entropy_with_logits", "batch_normalization", "fused_batch_norm",
     "batch_norm_with_global_normalization", "xw_plus_b", "relu_layer", "leaky_relu", "selu",
-    "softsign", "crelu", "zero_fraction", "conv1d", "embedding_lookup",
+    "softsign", "crelu", "zero_fraction", "conv1d", "atrous_conv2d", "convolution",
+    "embedding_lookup", "nce_loss",
+    "sampled_softmax_loss",
 ]
-
-
-def sigmoid(x, name: Optional[str] = None) -> Tensor:
-    """1 / (1 + exp(-x)): ``tf.sigmoid``."""
-    return _math_ops.sigmoid(x, name=name)
-
-
-def tanh(x, name: Optional[str] = None) -> Tensor:
-    """Hyperbolic tangent: ``tf.tanh``."""
-    return _math_ops.tanh(x, name=name)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -354,6 +350,49 @@ def conv1d(value, filters, stride: int, padding: str, use_cudnn_on_gpu=None,
         return _array_ops.squeeze(result, [spatial], name=scope)
 
 
+def atrous_conv2d(value, filters, rate: int, padding: str, name: Optional[str] = None) -> Tensor:
+    """Dilated ("atrous") 2-D convolution: the filter taps are ``rate`` pixels apart."""
+    if int(rate) < 1:
+        raise ValueError(f"rate {rate} cannot be less than one")
+    return conv2d(value, filters, [1, 1, 1, 1], padding, dilations=[1, rate, rate, 1],
+                  name=name or "atrous_conv2d")
+
+
+def convolution(input, filter, padding: str, strides: Optional[Sequence[int]] = None,  # noqa: A002
+                dilation_rate: Optional[Sequence[int]] = None, name: Optional[str] = None,
+                data_format: Optional[str] = None) -> Tensor:
+    """N-D convolution for N = 1 ("NWC"/"NCW") or 2 ("NHWC"/"NCHW"): ``input`` has N spatial
+    dimensions, ``filter`` is [spatial..., in_channels, out_channels]."""
+    with name_scope(name, "convolution", [input, filter]) as scope:
+        x = convert_to_tensor(input, name="input")
+        w = _convert_like(filter, x, "filter")
+        ndims = x.shape.ndims if x.shape.ndims is not None else w.shape.ndims
+        if ndims not in (3, 4):
+            raise ValueError(f"convolution: only 1-D and 2-D convolutions are supported (input "
+                             f"rank 3 or 4); input {x.name} has shape {x.shape}.")
+        n = ndims - 2
+        strides = [1] * n if strides is None else [int(v) for v in strides]
+        rates = [1] * n if dilation_rate is None else [int(v) for v in dilation_rate]
+        if len(strides) != n or len(rates) != n:
+            raise ValueError(f"convolution: strides and dilation_rate need {n} values each, got "
+                             f"{strides} and {rates}.")
+        if max(strides) > 1 and max(rates) > 1:
+            raise ValueError("strides > 1 not supported in conjunction with dilation_rate > 1")
+        channels_first = data_format is not None and data_format.startswith("NC")
+        if n == 1:  # as a 2-D convolution of height 1
+            x = _array_ops.expand_dims(x, 2 if channels_first else 1)
+            w = _array_ops.expand_dims(w, 0)
+            strides, rates = [1] + strides, [1] + rates
+        fmt = "NCHW" if channels_first else "NHWC"
+        full = ([1, 1] + strides) if channels_first else ([1] + strides + [1])
+        dilations = ([1, 1] + rates) if channels_first else ([1] + rates + [1])
+        y = conv2d(x, w, full, padding, data_format=fmt, dilations=dilations,
+                   name=None if n == 1 else scope)
+        if n == 1:
+            y = _array_ops.squeeze(y, [2 if channels_first else 1], name=scope)
+        return y
+
+
 # ---------------------------------------------------------------------------------------------
 # Embeddings
 
@@ -408,3 +447,104 @@ def _clip_rows(rows: Tensor, ids_rank: Optional[int], max_norm: float, name: str
     limit = _convert_like(max_norm, rows, "max_norm")
     return _math_ops.divide(_math_ops.multiply(rows, limit), _math_ops.maximum(norm, limit),
                             name=name)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sampled losses
+
+
+def _sampled_logits(weights, biases, labels, inputs, num_sampled: int, num_classes: int,
+                    num_true: int, sampled_values, remove_accidental_hits: bool,
+                    partition_strategy: str, seed: Optional[int]) -> Tuple[Tensor, Tensor]:
+    """(logits, labels) of the true classes and the sampled ones, [batch, num_true +
+    num_sampled], with log Q (the expected counts) subtracted; TF's _compute_sampled_logits."""
+    weights = list(weights) if isinstance(weights, (list, tuple)) else [weights]
+    inputs = convert_to_tensor(inputs, name="inputs")
+    labels = convert_to_tensor(labels, name="labels")
+    if labels.dtype is not _dtypes.int64:
+        labels = _math_ops.cast(labels, _dtypes.int64)
+    labels_flat = _array_ops.reshape(labels, [-1])
+    if sampled_values is None:
+        sampled_values = _sampling.log_uniform_candidate_sampler(
+            labels, num_true, num_sampled, True, num_classes, seed=seed)
+    sampled, true_expected, sampled_expected = (
+        _array_ops.stop_gradient(convert_to_tensor(s)) for s in sampled_values)
+    sampled = _math_ops.cast(sampled, _dtypes.int64) if sampled.dtype is not _dtypes.int64 \
+        else sampled
+    # One lookup for the true and the sampled classes' weights and biases, then split.
+    all_ids = _array_ops.concat([labels_flat, sampled], 0)
+    all_w = embedding_lookup(weights, all_ids, partition_strategy=partition_strategy)
+    all_b = embedding_lookup(biases, all_ids, partition_strategy=partition_strategy)
+    n_true = _array_ops.shape(labels_flat)[:1]
+    true_w = _array_ops.slice(all_w, [0, 0], _array_ops.concat([n_true, [-1]], 0))
+    sampled_w = _array_ops.slice(all_w, _array_ops.concat([n_true, [0]], 0), [-1, -1])
+    true_b = _array_ops.slice(all_b, [0], n_true)
+    sampled_b = _array_ops.slice(all_b, n_true, [-1])
+    sampled_logits = _math_ops.add(_math_ops.matmul(inputs, sampled_w, transpose_b=True),
+                                   sampled_b)
+    # true_logits[i, j] = <inputs[i], true_w[i * num_true + j]> + true_b[...].
+    dim = _array_ops.shape(true_w)[1:2]
+    true_w = _array_ops.reshape(true_w, _array_ops.concat([[-1, num_true], dim], 0))
+    true_logits = _math_ops.reduce_sum(
+        _math_ops.multiply(_array_ops.expand_dims(inputs, 1), true_w), 2)
+    true_logits = _math_ops.add(true_logits, _array_ops.reshape(true_b, [-1, num_true]))
+    if remove_accidental_hits:
+        # A sampled class that is one of the row's true classes is masked out of that row.
+        hits = _math_ops.reduce_any(
+            _math_ops.equal(_array_ops.expand_dims(labels, 2), sampled), 1)
+        lowest = _array_ops.fill(_array_ops.shape(sampled_logits),
+                                 _array_ops.constant(-inputs.dtype.max, inputs.dtype))
+        sampled_logits = _array_ops.where(hits, lowest, sampled_logits)
+    true_logits = _math_ops.subtract(
+        true_logits, _math_ops.log(_math_ops.cast(true_expected, true_logits.dtype)))
+    sampled_logits = _math_ops.subtract(
+        sampled_logits, _math_ops.log(_math_ops.cast(sampled_expected, sampled_logits.dtype)))
+    logits = _array_ops.concat([true_logits, sampled_logits], 1)
+    targets = _array_ops.concat([
+        _math_ops.divide(_array_ops.ones_like(true_logits), float(num_true)),
+        _array_ops.zeros_like(sampled_logits)], 1)
+    return logits, targets
+
+
+def _labels_and_inputs(labels, inputs) -> Tuple[Tensor, Tensor]:
+    """TF 0.x took (weights, biases, inputs, labels, ...), 1.x (weights, biases, labels,
+    inputs, ...): a positional 0.x call shows as float labels and integer inputs."""
+    labels = convert_to_tensor(labels, name="labels")
+    inputs = convert_to_tensor(inputs, name="inputs")
+    if labels.dtype.is_floating and inputs.dtype.is_integer:
+        return inputs, labels
+    return labels, inputs
+
+
+def nce_loss(weights, biases, labels, inputs, num_sampled: int, num_classes: int,
+             num_true: int = 1, sampled_values=None, remove_accidental_hits: bool = False,
+             partition_strategy: str = "mod", name: str = "nce_loss") -> Tensor:
+    """Noise-contrastive estimation loss per example: logistic losses of the true classes
+    (label 1 / num_true) against ``num_sampled`` classes drawn by the log-uniform sampler
+    (label 0). ``weights`` [num_classes, dim] (or a list of shards), ``biases``
+    [num_classes], ``labels`` int [batch, num_true], ``inputs`` [batch, dim]."""
+    labels, inputs = _labels_and_inputs(labels, inputs)
+    with name_scope(name, "nce_loss", [labels, inputs]):
+        logits, targets = _sampled_logits(
+            weights, biases, labels, inputs, num_sampled, num_classes, num_true, sampled_values,
+            remove_accidental_hits, partition_strategy, None)
+        losses = sigmoid_cross_entropy_with_logits(labels=targets, logits=logits,
+                                                   name="sampled_losses")
+        return _math_ops.reduce_sum(losses, 1)
+
+
+def sampled_softmax_loss(weights, biases, labels, inputs, num_sampled: int, num_classes: int,
+                         num_true: int = 1, sampled_values=None,
+                         remove_accidental_hits: bool = True, partition_strategy: str = "mod",
+                         name: str = "sampled_softmax_loss", seed: Optional[int] = None
+                         ) -> Tensor:
+    """Softmax cross-entropy per example over the true classes and ``num_sampled`` classes
+    drawn by the log-uniform sampler, a fast estimate of the full softmax loss for training
+    with many classes. Arguments as nce_loss."""
+    labels, inputs = _labels_and_inputs(labels, inputs)
+    with name_scope(name, "sampled_softmax_loss", [labels, inputs]):
+        logits, targets = _sampled_logits(
+            weights, biases, labels, inputs, num_sampled, num_classes, num_true, sampled_values,
+            remove_accidental_hits, partition_strategy, seed)
+        return softmax_cross_entropy_with_logits_v2(
+            labels=_array_ops.stop_gradient(targets), logits=logits)

@@ -2,27 +2,28 @@
 UnsortedSegmentSum, OneHot, Where, Select, SelectV2."""
 from __future__ import annotations
 
-from typing import Optional
-
 import numba
 import numpy as np
 
 from tfjupyter.ops.array_index_ops import _MASKS, _numpy_key, _spec
 
 from . import KERNELS
-from .array_kernels import dims_text, static_input, static_int
+from .array_kernels import as_int, dims_text, static_input
 
 
 # -- StridedSlice, StridedSliceGrad -------------------------------------------------------------------------
 def _slice_key_factory(op):
-    """Returns key(begin, end, strides) -> numpy index; constant when the spec is static."""
+    """Returns key(begin, end, strides) -> numpy index, precomputed for constant arguments."""
     masks = [op.get_attr(m) for m in _MASKS]
     where = f"in '{op.name}'"
-    values = [static_input(op, i) for i in (1, 2, 3)]
-    if all(v is not None for v in values):
-        fixed = _numpy_key(_spec(*(v.tolist() for v in values), masks, where))
-        return lambda b, e, s: fixed
-    return lambda b, e, s: _numpy_key(_spec(b.tolist(), e.tolist(), s.tolist(), masks, where))
+    sb, se, ss = (static_input(op, i) for i in (1, 2, 3))
+
+    def key(b, e, s):
+        return _numpy_key(_spec(b.tolist(), e.tolist(), s.tolist(), masks, where))
+    if sb is None or se is None or ss is None:
+        return key
+    fixed = key(sb, se, ss)
+    return lambda b, e, s: fixed if b is sb and e is se and s is ss else key(b, e, s)
 
 
 def _index_error(x, key) -> str:
@@ -89,9 +90,11 @@ def slice_(op, ctx):
     begin, size = static_input(op, 1), static_input(op, 2)
     x_shape = op.inputs[0].shape
     if begin is not None and size is not None and x_shape.is_fully_defined():
-        # Validated by the shape rule already.
-        key = _slice_key(np.empty(x_shape.as_list(), dtype=np.bool_), begin.tolist(), size.tolist())
-        return lambda x, _b, _s: x[key]
+        fixed = _slice_key(np.empty(x_shape.as_list(), dtype=np.bool_), begin.tolist(),
+                           size.tolist())
+        # A fed x has the static shape (the session checks), so only b and s can differ.
+        return lambda x, b, s: x[fixed if b is begin and s is size else
+                                 _slice_key(x, b.tolist(), s.tolist())]
     return lambda x, b, s: x[_slice_key(x, b.tolist(), s.tolist())]
 
 
@@ -106,10 +109,11 @@ def _bad_index_error(indices, limit: int, what: str = "indices") -> str:
 
 @KERNELS.register("GatherV2")
 def gather(op, ctx):
-    static = static_int(op, 2)
+    static = static_input(op, 2)
+    fixed = None if static is None else as_int(static)
 
     def run(params, indices, axis):
-        ax = static if static is not None else int(np.reshape(axis, ()))
+        ax = fixed if axis is static else as_int(axis)
         try:
             # np.take would wrap negative indices around; TensorFlow rejects them.
             if indices.size and indices.min() < 0:
@@ -169,7 +173,6 @@ def unsorted_segment_sum(op, ctx):
 @KERNELS.register("OneHot")
 def one_hot(op, ctx):
     axis = op.get_attr("axis")
-    static_depth = static_int(op, 1)
 
     def positions(depth: int, trailing: int) -> np.ndarray:
         if depth < 0:
@@ -181,7 +184,7 @@ def one_hot(op, ctx):
     def run(indices, depth, on, off):
         r = np.ndim(indices)
         ax = r if axis == -1 else axis
-        d = static_depth if static_depth is not None else int(np.reshape(depth, ()))
+        d = as_int(depth)
         key = (d, r - ax)
         ar = cache.get(key)
         if ar is None:
@@ -222,3 +225,89 @@ def select(op, ctx):
 @KERNELS.register("SelectV2")
 def select_v2(op, ctx):
     return np.where
+
+
+# -- GatherNd, ScatterNd, SparseToDense ---------------------------------------------------------------------
+def _tuple_error(indices, limits, what: str) -> str:
+    rows = indices.reshape(-1, indices.shape[-1])
+    bad = int(np.flatnonzero(((rows < 0) | (rows >= limits)).any(axis=1))[0])
+    pos = ",".join(str(int(p)) for p in np.unravel_index(bad, indices.shape[:-1]))
+    return (f"indices[{pos}] = {dims_text(rows[bad])} does not index into {what} "
+            f"{dims_text(limits)}")
+
+
+def _out_of_bounds(indices, limits) -> bool:
+    return bool(indices.size) and bool(((indices < 0) | (indices >= limits)).any())
+
+
+@KERNELS.register("GatherNd")
+def gather_nd(op, ctx):
+    def run(params, indices):
+        k = indices.shape[-1]
+        if k > np.ndim(params):
+            raise ValueError(f"indices.shape[-1] must be <= params.rank, but saw indices shape: "
+                             f"{dims_text(indices.shape)} and params shape: "
+                             f"{dims_text(np.shape(params))}")
+        limits = np.asarray(np.shape(params)[:k], dtype=np.int64)
+        if _out_of_bounds(indices, limits):
+            raise ValueError(_tuple_error(indices, limits, "param shape"))
+        if k == 0:
+            return np.array(np.broadcast_to(params, indices.shape[:-1] + np.shape(params)))
+        return params[tuple(np.moveaxis(indices, -1, 0))]
+    return run
+
+
+@KERNELS.register("ScatterNd")
+def scatter_nd(op, ctx):
+    def run(indices, updates, shape):
+        shape = tuple(shape.tolist())
+        k = indices.shape[-1]
+        want = indices.shape[:-1] + shape[k:]
+        if k > len(shape) or np.shape(updates) != want:
+            raise ValueError(f"updates.shape {dims_text(np.shape(updates))} must be "
+                             f"indices.shape[:-1] + shape[indices.shape[-1]:] = "
+                             f"{dims_text(want) if k <= len(shape) else '?'}")
+        limits = np.asarray(shape[:k], dtype=np.int64)
+        if _out_of_bounds(indices, limits):
+            raise ValueError(_tuple_error(indices, limits, "shape"))
+        out = np.zeros(shape, dtype=updates.dtype)
+        if k == 0:
+            out += np.reshape(updates, (-1,) + shape).sum(axis=0, dtype=updates.dtype)
+        else:
+            np.add.at(out, tuple(np.moveaxis(indices, -1, 0)), updates)
+        return out
+    return run
+
+
+@KERNELS.register("SparseToDense")
+def sparse_to_dense(op, ctx):
+    validate = op.get_attr("validate_indices")
+    dtype = op.outputs[0].dtype.as_numpy_dtype
+
+    def run(indices, output_shape, values, default):
+        shape = tuple(np.reshape(output_shape, -1).tolist())
+        idx = np.reshape(indices, (-1, 1)) if np.ndim(indices) < 2 else indices
+        n, r = idx.shape
+        if r != len(shape):
+            raise ValueError(f"sparse_indices has {r} columns but the output has rank "
+                             f"{len(shape)}")
+        if np.ndim(values) == 1 and values.shape[0] != n or np.ndim(values) > 1:
+            raise ValueError(f"sparse_values has incorrect shape {dims_text(np.shape(values))}, "
+                             f"should be [] or [{n}]")
+        limits = np.asarray(shape, dtype=np.int64)
+        if _out_of_bounds(idx, limits):
+            rows = ((idx < 0) | (idx >= limits)).any(axis=1)
+            bad = int(np.flatnonzero(rows)[0])
+            raise ValueError(f"indices[{bad}] = {dims_text(idx[bad])} is out of bounds: need 0 "
+                             f"<= index < {dims_text(shape)}")
+        if validate and n > 1 and r:
+            flat = np.ravel_multi_index(tuple(idx.T), shape)
+            steps = np.diff(flat)
+            if (steps <= 0).any():
+                bad = int(np.flatnonzero(steps <= 0)[0]) + 1
+                why = "is repeated" if steps[bad - 1] == 0 else "is out of order"
+                raise ValueError(f"indices[{bad}] = {dims_text(idx[bad])} {why}")
+        out = np.full(shape, default, dtype=dtype)
+        out[tuple(idx.T)] = values
+        return out
+    return run

@@ -12,19 +12,27 @@ from typing import List, Optional, Sequence
 import numpy as np
 
 from tfjupyter.framework import errors
-from tfjupyter.ops.array_ops import _const
-
 from . import KERNELS
 
 
+_FORWARDING = ("Identity", "StopGradient", "Snapshot")   # the plans alias these
+
+
 def static_input(op, i: int) -> Optional[np.ndarray]:
-    """The value of input ``i`` when it is known at graph time (a constant), else None."""
-    return _const(op.inputs[i])
+    """The value of input ``i`` when it is a constant, else None.
+
+    It is the very array the Const kernel hands out, so ``arg is value`` inside ``run`` tells
+    whether the input was fed another value instead (any tensor may be fed): kernels take
+    their precomputed fast path only then.
+    """
+    t = op.inputs[i]
+    while t.op.type in _FORWARDING and t.op.inputs:
+        t = t.op.inputs[0]
+    return t.op.get_attr("value") if t.op.type == "Const" else None
 
 
-def static_int(op, i: int) -> Optional[int]:
-    value = static_input(op, i)
-    return None if value is None else int(value.reshape(()))
+def as_int(value) -> int:
+    return int(np.reshape(value, ()))
 
 
 def dims_text(dims: Sequence[int]) -> str:
@@ -102,23 +110,15 @@ def _reshape_error(n: int, target: Sequence[int]) -> str:
 @KERNELS.register("Reshape")
 def reshape(op, ctx):
     static = static_input(op, 1)
-    if static is not None:
-        target = tuple(int(d) for d in static)
+    fixed = None if static is None else tuple(static.tolist())
 
-        def run(x, _shape):
-            try:
-                return x.reshape(target)
-            except ValueError:
-                raise ValueError(_reshape_error(np.size(x), target)) from None
-        return run
-
-    def run_dynamic(x, shape_arr):
-        target = tuple(shape_arr.tolist())
+    def run(x, shape_arr):
+        target = fixed if shape_arr is static else tuple(np.reshape(shape_arr, -1).tolist())
         try:
             return np.reshape(x, target)
         except ValueError:
             raise ValueError(_reshape_error(np.size(x), target)) from None
-    return run_dynamic
+    return run
 
 
 # -- Fill, ZerosLike, OnesLike ----------------------------------------------------------------------------
@@ -149,16 +149,16 @@ def ones_like(op, ctx):
 # -- ExpandDims, Squeeze -------------------------------------------------------------------------------------
 @KERNELS.register("ExpandDims")
 def expand_dims(op, ctx):
-    static = static_int(op, 1)
+    static = static_input(op, 1)
+    fixed = None if static is None else as_int(static)
 
-    def check(x, dim: int) -> int:
+    def run(x, dim):
+        d = fixed if dim is static else as_int(dim)
         r = np.ndim(x)
-        if not -1 - r <= dim <= r:
-            raise ValueError(f"Tried to expand dim index {dim} for tensor with {r} dimensions.")
-        return dim
-    if static is not None:
-        return lambda x, _dim: np.expand_dims(x, check(x, static))
-    return lambda x, dim: np.expand_dims(x, check(x, int(np.reshape(dim, ()))))
+        if not -1 - r <= d <= r:
+            raise ValueError(f"Tried to expand dim index {d} for tensor with {r} dimensions.")
+        return np.expand_dims(x, d)
+    return run
 
 
 @KERNELS.register("Squeeze")
@@ -196,24 +196,23 @@ def _check_perm(x, perm: Sequence[int]) -> tuple:
     return perm
 
 
+def _transposed(x, perm: tuple):
+    out = np.transpose(x, perm)
+    # A 2-D transpose stays a view (matmul reads it as is); others are laid out afresh.
+    return out if out.ndim <= 2 else np.ascontiguousarray(out)
+
+
 @KERNELS.register("Transpose")
 def transpose(op, ctx):
     static = static_input(op, 1)
-    in_shape = op.inputs[0].shape
-    if static is not None:
-        perm = tuple(int(p) for p in static)
-        if perm == tuple(range(len(perm))):
-            return lambda x, _perm: x
-        if in_shape.ndims is not None:
-            perm = _check_perm(np.empty((0,) * in_shape.ndims), perm)
-            if len(perm) == 2:   # a 2-D transpose stays a view: matmul reads it as is
-                return lambda x, _perm: x.transpose(perm)
-            return lambda x, _perm: np.ascontiguousarray(x.transpose(perm))
+    r = op.inputs[0].shape.ndims
+    fixed = None
+    if static is not None and r is not None:
+        fixed = _check_perm(np.empty((0,) * r), static.tolist())
 
-    def run(x, perm_arr):
-        perm = _check_perm(x, perm_arr.tolist() if static is None else static.tolist())
-        out = x.transpose(perm)
-        return out if out.ndim <= 2 else np.ascontiguousarray(out)
+    def run(x, perm):
+        p = fixed if perm is static and fixed is not None else _check_perm(x, perm.tolist())
+        return _transposed(x, p)
     return run
 
 
@@ -238,10 +237,10 @@ def invert_permutation(op, ctx):
 @KERNELS.register("BroadcastTo")
 def broadcast_to(op, ctx):
     static = static_input(op, 1)
-    fixed = None if static is None else tuple(int(d) for d in static)
+    fixed = None if static is None else tuple(static.tolist())
 
     def run(x, shape_arr):
-        target = fixed if fixed is not None else tuple(shape_arr.tolist())
+        target = fixed if shape_arr is static else tuple(shape_arr.tolist())
         try:
             # A real array, not numpy's read-only broadcast view: consumers and fetches own it.
             return np.array(np.broadcast_to(x, target))
@@ -270,10 +269,11 @@ def _concat_error(values, axis: int) -> str:
 
 @KERNELS.register("ConcatV2")
 def concat(op, ctx):
-    static = static_int(op, len(op.inputs) - 1)
+    static = static_input(op, len(op.inputs) - 1)
+    fixed = None if static is None else as_int(static)
 
     def run(*args):
-        axis = static if static is not None else int(np.reshape(args[-1], ()))
+        axis = fixed if args[-1] is static else as_int(args[-1])
         values = args[:-1]
         try:
             return np.concatenate(values, axis=axis)
@@ -285,10 +285,11 @@ def concat(op, ctx):
 @KERNELS.register("Split")
 def split(op, ctx):
     n = op.get_attr("num_split")
-    static = static_int(op, 0)
+    static = static_input(op, 0)
+    fixed = None if static is None else as_int(static)
 
     def run(axis, x):
-        axis = static if static is not None else int(np.reshape(axis, ()))
+        axis = fixed if axis is static else as_int(axis)
         r = np.ndim(x)
         if not -r <= axis < r:
             raise ValueError(f"-input rank(-{r}) <= split_dim < input rank ({r}), but got {axis}")
@@ -305,12 +306,12 @@ def split(op, ctx):
 @KERNELS.register("SplitV")
 def split_v(op, ctx):
     n = op.get_attr("num_split")
-    static_sizes = static_input(op, 1)
-    static_axis = static_int(op, 2)
+    static_axis = static_input(op, 2)
+    fixed_axis = None if static_axis is None else as_int(static_axis)
 
     def run(x, sizes, axis):
-        axis = static_axis if static_axis is not None else int(np.reshape(axis, ()))
-        sizes = (static_sizes if static_sizes is not None else sizes).tolist()
+        axis = fixed_axis if axis is static_axis else as_int(axis)
+        sizes = np.reshape(sizes, -1).tolist()
         r = np.ndim(x)
         if not -r <= axis < r:
             raise ValueError(f"-input rank(-{r}) <= split_dim < input rank ({r}), but got {axis}")
@@ -381,10 +382,15 @@ def _check_multiples(x, reps) -> tuple:
 @KERNELS.register("Tile")
 def tile(op, ctx):
     static = static_input(op, 1)
-    if static is not None and op.inputs[0].shape.ndims == len(static):
-        reps = tuple(int(m) for m in static)
-        return lambda x, _m: np.tile(x, reps)
-    return lambda x, multiples: np.tile(x, _check_multiples(x, multiples.tolist()))
+    fixed = None
+    if static is not None and op.inputs[0].shape.ndims is not None:
+        fixed = _check_multiples(np.empty((0,) * op.inputs[0].shape.ndims), static.tolist())
+
+    def run(x, multiples):
+        reps = fixed if multiples is static and fixed is not None else \
+            _check_multiples(x, multiples.tolist())
+        return np.tile(x, reps)
+    return run
 
 
 # -- Pad, PadV2, MirrorPad, MirrorPadGrad ------------------------------------------------------------------------
@@ -409,14 +415,14 @@ def _check_paddings(x, paddings, mode: Optional[str]) -> List[tuple]:
 def _constant_pad(op, has_value: bool):
     np_dtype = np.dtype(op.outputs[0].dtype.as_numpy_dtype)
     static = static_input(op, 1)
-    x_static = op.inputs[0].shape
-    static_ok = static is not None and x_static.ndims is not None and \
-        static.shape == (x_static.ndims, 2) and np.all(static >= 0)
-    pairs0 = [(int(a), int(b)) for a, b in static.tolist()] if static_ok else None
+    r = op.inputs[0].shape.ndims
+    fixed = None if static is None or r is None else \
+        _check_paddings(np.empty((0,) * r), static, None)
     zero = _fill_value(np_dtype, one=False)
 
     def run(x, paddings, value=None):
-        pairs = pairs0 if pairs0 is not None else _check_paddings(x, paddings, None)
+        pairs = fixed if paddings is static and fixed is not None else \
+            _check_paddings(x, paddings, None)
         out_shape = tuple(d + a + b for d, (a, b) in zip(x.shape, pairs))
         if value is None and np_dtype != np.object_:
             out = np.zeros(out_shape, dtype=np_dtype)
@@ -480,11 +486,16 @@ def mirror_pad_grad(op, ctx):
 def reverse(op, ctx):
     static = static_input(op, 1)
     r = op.inputs[0].shape.ndims
-    if static is not None and r is not None:
-        axes = {int(a) % r for a in static.tolist()} if r else set()
+    key = None
+    if static is not None and r:
+        axes = {int(a) % r for a in static.tolist()}
         key = tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(r))
-        return lambda x, _axis: x[key]
-    return lambda x, axis: np.flip(x, axis=tuple(int(a) for a in np.reshape(axis, -1)))
+
+    def run(x, axis):
+        if axis is static and key is not None:
+            return x[key]
+        return np.flip(x, axis=tuple(int(a) for a in np.reshape(axis, -1)))
+    return run
 
 
 from . import array_index_kernels  # noqa: E402,F401  (registers the indexing kernels)

@@ -1,12 +1,16 @@
-"""CPU kernels for the nn ops beyond nn_kernels: in_top_k, top_k and local response
-normalization (LRN). float16 is computed in float32 and cast back."""
+"""CPU kernels for the nn ops beyond nn_kernels: in_top_k, top_k, local response
+normalization (LRN; float16 is computed in float32) and the candidate samplers."""
 from __future__ import annotations
+
+import math
+from typing import Callable, Tuple
 
 import numpy as np
 
 from . import KERNELS
+from .random_kernels import generator
 
-__all__ = ["in_top_k", "top_k", "lrn", "lrn_grad"]
+__all__ = ["in_top_k", "top_k", "lrn", "lrn_grad", "sample_candidates"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -148,3 +152,71 @@ def lrn_grad_kernel(op, ctx):
     def run(grads, x, y):
         return lrn_grad(grads, x, y, radius, bias, alpha, beta)
     return run
+
+
+# ---------------------------------------------------------------------------------------------
+# Candidate samplers
+
+
+def sample_candidates(draw: Callable[[int], np.ndarray], num_sampled: int,
+                      unique: bool) -> Tuple[np.ndarray, int]:
+    """(num_sampled classes, number of draws it took). Unique sampling draws until
+    num_sampled distinct classes came up, keeping them in the order drawn."""
+    if not unique:
+        return draw(num_sampled).astype(np.int64, copy=False), num_sampled
+    picked, seen, tries = [], set(), 0
+    while len(picked) < num_sampled:
+        for value in draw(max(2 * (num_sampled - len(picked)), 16)).tolist():
+            tries += 1
+            if value not in seen:
+                seen.add(value)
+                picked.append(value)
+                if len(picked) == num_sampled:
+                    break
+    return np.array(picked, np.int64), tries
+
+
+def _expected_count(p: np.ndarray, num_sampled: int, tries: int) -> np.ndarray:
+    """How many times each class is expected among the draws: num_sampled * p, or for unique
+    sampling 1 - (1 - p) ** tries (computed stably)."""
+    if tries == num_sampled:
+        return (p * num_sampled).astype(np.float32)
+    with np.errstate(divide="ignore"):
+        return (-np.expm1(tries * np.log1p(-p))).astype(np.float32)
+
+
+def _sampler_kernel(op, ctx, draw_from, probability):
+    gen = generator(op, ctx)
+    num_sampled, unique = int(op.get_attr("num_sampled")), bool(op.get_attr("unique"))
+    range_max = int(op.get_attr("range_max"))
+    draw = draw_from(gen, range_max)
+
+    def run(true_classes):
+        sampled, tries = sample_candidates(draw, num_sampled, unique)
+        return (sampled,
+                _expected_count(probability(true_classes, range_max), num_sampled, tries),
+                _expected_count(probability(sampled, range_max), num_sampled, tries))
+    return run
+
+
+@KERNELS.register("UniformCandidateSampler")
+def uniform_candidate_sampler_kernel(op, ctx):
+    def draw_from(gen, range_max):
+        return lambda n: gen.integers(0, range_max, n, dtype=np.int64)
+
+    def probability(classes, range_max):
+        return np.full(np.shape(classes), 1.0 / range_max)
+    return _sampler_kernel(op, ctx, draw_from, probability)
+
+
+@KERNELS.register("LogUniformCandidateSampler")
+def log_uniform_candidate_sampler_kernel(op, ctx):
+    def draw_from(gen, range_max):
+        log_range = math.log(range_max + 1)
+        # exp(U * log(range_max + 1)) - 1 is log-uniform on [0, range_max); as TensorFlow.
+        return lambda n: (np.exp(gen.random(n) * log_range).astype(np.int64) - 1) % range_max
+
+    def probability(classes, range_max):
+        classes = np.asarray(classes, np.float64)
+        return np.log((classes + 2.0) / (classes + 1.0)) / math.log(range_max + 1)
+    return _sampler_kernel(op, ctx, draw_from, probability)

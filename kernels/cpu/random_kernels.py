@@ -8,12 +8,12 @@ from the same stream (runs continue the sequence) and a new session starts it ag
 from __future__ import annotations
 
 import weakref
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict
 
 import numpy as np
 
 from . import KERNELS
-from .array_kernels import dims_text, static_input, static_int
+from .array_kernels import as_int, dims_text, static_input
 
 # ResourceManager (one per device per session) -> {op name: Generator}
 _STREAMS: "weakref.WeakKeyDictionary[object, Dict[str, np.random.Generator]]" = \
@@ -45,12 +45,10 @@ def _dims(shape_arr) -> tuple:
 
 
 def _with_shape(op, draw: Callable[[tuple], np.ndarray]):
-    """A run(shape, ...) that calls draw(dims); the dims are read once when constant."""
+    """A run(shape) that calls draw(dims); the dims are read once when constant."""
     static = static_input(op, 0)
-    if static is not None:
-        dims = _dims(static)
-        return lambda _shape, *rest: draw(dims)
-    return lambda shape, *rest: draw(_dims(shape))
+    fixed = None if static is None else _dims(static)
+    return lambda shape: draw(fixed if shape is static else _dims(shape))
 
 
 @KERNELS.register("RandomUniform")
@@ -69,17 +67,19 @@ def random_uniform(op, ctx):
 def random_uniform_int(op, ctx):
     gen = generator(op, ctx)
     dtype = np.dtype(op.get_attr("Tout").as_numpy_dtype)
-    lo0, hi0 = static_int(op, 1), static_int(op, 2)
-    static_shape = static_input(op, 0)
-    if lo0 is not None and hi0 is not None and static_shape is not None:
-        dims = _dims(static_shape)
-        return lambda _shape, _lo, _hi: gen.integers(lo0, hi0, dims, dtype=dtype)
+    s_shape, s_lo, s_hi = (static_input(op, i) for i in range(3))
+    fixed = None
+    if s_shape is not None and s_lo is not None and s_hi is not None:
+        fixed = (_dims(s_shape), as_int(s_lo), as_int(s_hi))   # minval < maxval: shape rule
 
     def run(shape, lo, hi):
-        lo, hi = int(lo), int(hi)
-        if lo >= hi:
-            raise ValueError(f"Need minval < maxval: {lo} >= {hi}")
-        return gen.integers(lo, hi, _dims(shape), dtype=dtype)
+        if fixed is not None and shape is s_shape and lo is s_lo and hi is s_hi:
+            dims, lo, hi = fixed
+        else:
+            dims, lo, hi = _dims(shape), as_int(lo), as_int(hi)
+            if lo >= hi:
+                raise ValueError(f"Need minval < maxval: {lo} >= {hi}")
+        return gen.integers(lo, hi, dims, dtype=dtype)
     return run
 
 
@@ -121,10 +121,8 @@ def random_shuffle(op, ctx):
 def multinomial(op, ctx):
     gen = generator(op, ctx)
     out_dtype = np.dtype(op.get_attr("output_dtype").as_numpy_dtype)
-    static_n: Optional[int] = static_int(op, 1)
-
     def run(logits, num_samples):
-        n = static_n if static_n is not None else int(num_samples)
+        n = as_int(num_samples)
         if np.ndim(logits) != 2:
             raise ValueError(f"logits should be a matrix, got shape {dims_text(np.shape(logits))}")
         if n < 0:

@@ -71,7 +71,10 @@ def scalar_summary(op, ctx):
 
     def run(tags, values):
         if isinstance(tags, bytes) and np.ndim(values) == 0:
-            return head(tags) + struct.pack("<f", values)
+            try:
+                return head(tags) + struct.pack("<f", values)
+            except OverflowError:  # beyond float32: TensorFlow's cast gives +-inf
+                pass
         t = _tags_array(tags)
         v = np.asarray(values)
         if t.shape != v.shape:
@@ -80,7 +83,9 @@ def scalar_summary(op, ctx):
                 None, op, f"tags and values not the same shape: {list(t.shape)} != "
                 f"{list(v.shape)}{single}")
         out = []
-        for tag, x in zip(t.reshape(-1), v.reshape(-1).astype(np.float32)):
+        with np.errstate(over="ignore"):
+            floats = v.reshape(-1).astype(np.float32)
+        for tag, x in zip(t.reshape(-1), floats):
             tag = tag if isinstance(tag, bytes) else str(tag).encode()
             out.append(head(tag) + struct.pack("<f", x))
         return b"".join(out)
@@ -186,7 +191,8 @@ def image_summary(op, ctx):
             h, w, c = img.shape
             image = (field_varint(1, h) + field_varint(2, w) + field_varint(3, c)
                      + field_bytes(4, _png(img)))
-            name = tag + (b"/image" if batch == 1 else b"/image/%d" % i)
+            # The tag depends on the number of images asked for, not the number produced.
+            name = tag + (b"/image/%d" % i if max_images > 1 else b"/image")
             values.append(_value(name, field_bytes(4, image)))
         return _summary(values)
     return run

@@ -1,5 +1,5 @@
 """CPU kernels for the optimizers' apply ops: ApplyGradientDescent, ApplyMomentum, ApplyAdagrad,
-ApplyRMSProp, ApplyCenteredRMSProp and ApplyAdam.
+ApplyRMSProp, ApplyCenteredRMSProp, ApplyAdam and ApplyAdadelta.
 
 Each one updates its variable and slots in place, in the buffers of the device's
 ResourceManager, with one fused Numba loop: every element of grad and of each slot is read
@@ -10,7 +10,8 @@ The math is TensorFlow's (core/kernels/training_ops.cc).
 from __future__ import annotations
 
 import math
-from typing import Callable, List, Sequence
+import operator
+from typing import Callable, List, Sequence, Tuple
 
 import numpy as np
 from numba import njit
@@ -27,80 +28,106 @@ _REF_ARGS = {
     "ApplyRMSProp": ("var", "ms", "mom"),
     "ApplyCenteredRMSProp": ("var", "mg", "ms", "mom"),
     "ApplyAdam": ("var", "m", "v"),
+    "ApplyAdadelta": ("var", "accum", "accum_update"),
 }
 
 
 # ---------------------------------------------------------------------------------------
-# Fused update loops over flat (contiguous) arrays
+# Fused update loops over flat (contiguous) arrays. The scalars come in the arrays' own
+# precision (np.float32 for float32 state), so that the loops compute in it, as TensorFlow
+# does, and vectorize; there are no branches inside the loops for the same reason (numpy's
+# error model: a division by zero gives inf/nan, as in TensorFlow, instead of a check).
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _gradient_descent(var, grad, alpha):
     for i in range(var.size):
         var[i] -= alpha * grad[i]
 
 
-@njit(cache=True, nogil=True)
-def _momentum(var, accum, grad, lr, momentum, nesterov):
+@njit(cache=True, nogil=True, error_model="numpy")
+def _momentum(var, accum, grad, lr, momentum):
+    for i in range(var.size):
+        a = accum[i] * momentum + grad[i]
+        accum[i] = a
+        var[i] -= lr * a
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _momentum_nesterov(var, accum, grad, lr, momentum):
     for i in range(var.size):
         g = grad[i]
         a = accum[i] * momentum + g
         accum[i] = a
-        if nesterov:
-            var[i] -= g * lr + a * momentum * lr
-        else:
-            var[i] -= lr * a
+        var[i] -= g * lr + a * momentum * lr
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _adagrad(var, accum, grad, lr):
     for i in range(var.size):
         g = grad[i]
         a = accum[i] + g * g
         accum[i] = a
-        var[i] -= lr * g / math.sqrt(a)
+        var[i] -= lr * g / np.sqrt(a)
 
 
-@njit(cache=True, nogil=True)
-def _rmsprop(var, ms, mom, grad, lr, rho, momentum, epsilon):
-    one_minus_rho = 1.0 - rho
+@njit(cache=True, nogil=True, error_model="numpy")
+def _rmsprop(var, ms, mom, grad, lr, one_minus_rho, momentum, epsilon):
     for i in range(var.size):
         g = grad[i]
         s = ms[i] + (g * g - ms[i]) * one_minus_rho
         ms[i] = s
-        m = mom[i] * momentum + lr * g / math.sqrt(s + epsilon)
+        m = mom[i] * momentum + lr * g / np.sqrt(s + epsilon)
         mom[i] = m
         var[i] -= m
 
 
-@njit(cache=True, nogil=True)
-def _centered_rmsprop(var, mg, ms, mom, grad, lr, rho, momentum, epsilon):
-    one_minus_rho = 1.0 - rho
+@njit(cache=True, nogil=True, error_model="numpy")
+def _centered_rmsprop(var, mg, ms, mom, grad, lr, one_minus_rho, momentum, epsilon):
     for i in range(var.size):
         g = grad[i]
         s = ms[i] + (g * g - ms[i]) * one_minus_rho
         ms[i] = s
         a = mg[i] + (g - mg[i]) * one_minus_rho
         mg[i] = a
-        m = mom[i] * momentum + lr * g / math.sqrt(s - a * a + epsilon)
+        m = mom[i] * momentum + lr * g / np.sqrt(s - a * a + epsilon)
         mom[i] = m
         var[i] -= m
 
 
-@njit(cache=True, nogil=True)
-def _adam(var, m, v, grad, alpha, beta1, beta2, epsilon, nesterov):
-    one_minus_beta1 = 1.0 - beta1
-    one_minus_beta2 = 1.0 - beta2
+@njit(cache=True, nogil=True, error_model="numpy")
+def _adam(var, m, v, grad, alpha, one_minus_beta1, one_minus_beta2, epsilon):
     for i in range(var.size):
         g = grad[i]
         mi = m[i] + (g - m[i]) * one_minus_beta1
         vi = v[i] + (g * g - v[i]) * one_minus_beta2
         m[i] = mi
         v[i] = vi
-        if nesterov:
-            var[i] -= (g * one_minus_beta1 + beta1 * mi) * alpha / (math.sqrt(vi) + epsilon)
-        else:
-            var[i] -= mi * alpha / (math.sqrt(vi) + epsilon)
+        var[i] -= mi * alpha / (np.sqrt(vi) + epsilon)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _adam_nesterov(var, m, v, grad, alpha, one_minus_beta1, one_minus_beta2, epsilon):
+    beta1 = 1 - one_minus_beta1
+    for i in range(var.size):
+        g = grad[i]
+        mi = m[i] + (g - m[i]) * one_minus_beta1
+        vi = v[i] + (g * g - v[i]) * one_minus_beta2
+        m[i] = mi
+        v[i] = vi
+        var[i] -= (g * one_minus_beta1 + beta1 * mi) * alpha / (np.sqrt(vi) + epsilon)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _adadelta(var, accum, accum_update, grad, lr, rho, epsilon):
+    one_minus_rho = 1 - rho
+    for i in range(var.size):
+        g = grad[i]
+        a = accum[i] * rho + g * g * one_minus_rho
+        accum[i] = a
+        u = np.sqrt(accum_update[i] + epsilon) / np.sqrt(a + epsilon) * g
+        var[i] -= u * lr
+        accum_update[i] = accum_update[i] * rho + u * u * one_minus_rho
 
 
 # ---------------------------------------------------------------------------------------
@@ -113,56 +140,80 @@ def _variable_name(var_op) -> str:
 
 def _updater(op, ctx, loop: Callable) -> Callable:
     """``update(grad, *scalars)``: runs ``loop(*flat_refs, flat_grad, *scalars)`` in place on
-    the op's variable and slot buffers after checking them, and returns the variable buffer."""
+    the op's variable and slot buffers, and returns the variable's buffer.
+
+    The buffers are checked (initialized, same shapes, contiguous) and their flat views made
+    when they are first seen; later steps only check that they are still the same objects (an
+    Assign of another shape or a new session replaces them)."""
     store = ctx.resources.variables
     arg_names = _REF_ARGS[op.type]
     names = tuple(_variable_name(op.inputs[i].op) for i in range(len(arg_names)))
-    lock = ctx.resources.lock if op.get_attr("use_locking") else None
+    lookup = operator.itemgetter(*names) if len(names) > 1 else \
+        (lambda s, _name=names[0]: (s[_name],))
+    where = f"\n\t [[node {op.name} ({op.type}) on {ctx.name}]]"
     dtype = op.inputs[0].dtype.as_numpy_dtype
-    half = dtype == np.float16
+    scalar_type = np.float64 if dtype == np.float64 else np.float32
+    refs: Tuple[np.ndarray, ...] = ()
+    flats: List[np.ndarray] = []
+    shape: Tuple[int, ...] = ()
 
-    def buffers(grad) -> List[np.ndarray]:
+    def refresh() -> None:
+        nonlocal refs, flats, shape
         try:
-            refs = [store[n] for n in names]
+            found = lookup(store)
         except KeyError:
             missing = next(n for n in names if n not in store)
             raise errors.FailedPreconditionError(
-                None, op, f"Attempting to use uninitialized value {missing}\n\t [[node "
-                f"{op.name} ({op.type}) on {ctx.name}]]") from None
-        shape = refs[0].shape
-        for arg, ref in zip(arg_names[1:], refs[1:]):
-            if ref.shape != shape:
+                None, op, f"Attempting to use uninitialized value {missing}{where}") from None
+        found = list(found)
+        for k, ref in enumerate(found):
+            if ref.shape != found[0].shape:
                 raise errors.InvalidArgumentError(
-                    None, op, f"var and {arg} do not have the same shape{_dims(shape)} "
-                    f"{_dims(ref.shape)}\n\t [[node {op.name} ({op.type}) on {ctx.name}]]")
+                    None, op, f"var and {arg_names[k]} do not have the same shape"
+                    f"{_dims(found[0].shape)} {_dims(ref.shape)}{where}")
+            if not ref.flags.c_contiguous:  # never from Assign; kept correct if it happens
+                found[k] = store[names[k]] = np.ascontiguousarray(ref)
+        refs, shape = tuple(found), found[0].shape
+        flats = [ref.reshape(-1) for ref in refs]
+
+    def check_grad(grad) -> None:
         if np.shape(grad) != shape:
             raise errors.InvalidArgumentError(
                 None, op, f"var and grad do not have the same shape{_dims(shape)} "
-                f"{_dims(np.shape(grad))}\n\t [[node {op.name} ({op.type}) on {ctx.name}]]")
-        for k, ref in enumerate(refs):
-            if not ref.flags.c_contiguous:  # never from Assign; kept correct if it happens
-                refs[k] = store[names[k]] = np.ascontiguousarray(ref)
-        return refs
+                f"{_dims(np.shape(grad))}{where}")
 
     def update(grad, *scalars):
-        refs = buffers(grad)
-        if half:
-            work = [r.astype(np.float32) for r in refs]
-            loop(*[w.reshape(-1) for w in work], np.asarray(grad, np.float32).reshape(-1),
-                 *scalars)
-            for r, w in zip(refs, work):
-                np.copyto(r, w, casting="unsafe")
-        else:
-            loop(*[r.reshape(-1) for r in refs], np.asarray(grad, dtype).reshape(-1), *scalars)
+        try:
+            same = all(map(operator.is_, lookup(store), refs)) and refs
+        except KeyError:
+            same = False
+        if not same:
+            refresh()
+        if grad.shape != shape:
+            check_grad(grad)
+        loop(*flats, grad.reshape(-1), *map(scalar_type, scalars))
         return refs[0]
 
-    if lock is None:
-        return update
+    def update_half(grad, *scalars):
+        # float16 state: computed in float32, written back.
+        refresh()
+        check_grad(grad)
+        work = [ref.astype(np.float32) for ref in refs]
+        loop(*[w.reshape(-1) for w in work], np.asarray(grad, np.float32).reshape(-1),
+             *map(np.float32, scalars))
+        for ref, w in zip(refs, work):
+            np.copyto(ref, w, casting="unsafe")
+        return refs[0]
 
-    def locked_update(grad, *scalars):
+    run = update_half if dtype == np.float16 else update
+    if not op.get_attr("use_locking"):
+        return run
+    lock = ctx.resources.lock
+
+    def locked(grad, *scalars):
         with lock:
-            return update(grad, *scalars)
-    return locked_update
+            return run(grad, *scalars)
+    return locked
 
 
 def _dims(shape: Sequence[int]) -> str:
@@ -178,17 +229,16 @@ def apply_gradient_descent(op, ctx):
     update = _updater(op, ctx, _gradient_descent)
 
     def run(alpha, delta):
-        return update(delta, float(alpha))
+        return update(delta, alpha)
     return run
 
 
 @KERNELS.register("ApplyMomentum")
 def apply_momentum(op, ctx):
-    update = _updater(op, ctx, _momentum)
-    nesterov = bool(op.get_attr("use_nesterov"))
+    update = _updater(op, ctx, _momentum_nesterov if op.get_attr("use_nesterov") else _momentum)
 
     def run(lr, grad, momentum):
-        return update(grad, float(lr), float(momentum), nesterov)
+        return update(grad, lr, momentum)
     return run
 
 
@@ -197,7 +247,7 @@ def apply_adagrad(op, ctx):
     update = _updater(op, ctx, _adagrad)
 
     def run(lr, grad):
-        return update(grad, float(lr))
+        return update(grad, lr)
     return run
 
 
@@ -206,7 +256,7 @@ def apply_rmsprop(op, ctx):
     update = _updater(op, ctx, _rmsprop)
 
     def run(lr, rho, momentum, epsilon, grad):
-        return update(grad, float(lr), float(rho), float(momentum), float(epsilon))
+        return update(grad, lr, 1.0 - float(rho), momentum, epsilon)
     return run
 
 
@@ -215,16 +265,24 @@ def apply_centered_rmsprop(op, ctx):
     update = _updater(op, ctx, _centered_rmsprop)
 
     def run(lr, rho, momentum, epsilon, grad):
-        return update(grad, float(lr), float(rho), float(momentum), float(epsilon))
+        return update(grad, lr, 1.0 - float(rho), momentum, epsilon)
     return run
 
 
 @KERNELS.register("ApplyAdam")
 def apply_adam(op, ctx):
-    update = _updater(op, ctx, _adam)
-    nesterov = bool(op.get_attr("use_nesterov"))
+    update = _updater(op, ctx, _adam_nesterov if op.get_attr("use_nesterov") else _adam)
 
     def run(beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad):
         alpha = float(lr) * math.sqrt(1.0 - float(beta2_power)) / (1.0 - float(beta1_power))
-        return update(grad, alpha, float(beta1), float(beta2), float(epsilon), nesterov)
+        return update(grad, alpha, 1.0 - float(beta1), 1.0 - float(beta2), epsilon)
+    return run
+
+
+@KERNELS.register("ApplyAdadelta")
+def apply_adadelta(op, ctx):
+    update = _updater(op, ctx, _adadelta)
+
+    def run(lr, rho, epsilon, grad):
+        return update(grad, lr, rho, epsilon)
     return run

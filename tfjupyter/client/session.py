@@ -77,6 +77,8 @@ class _FetchStructure:
         i = self._add(element)
         if isinstance(element, Operation):
             return lambda v: None
+        if element.shape.ndims == 0:
+            return lambda v: _scalar(v[i])
         return lambda v: v[i]
 
     def build(self, values: List):
@@ -299,6 +301,11 @@ class BaseSession:
             self.close()
         except Exception:  # interpreter shutdown
             pass
+
+
+def _scalar(value):
+    """A 0-d result as TensorFlow returns it: a numpy scalar (bytes for strings)."""
+    return value[()] if type(value) is np.ndarray and value.ndim == 0 else value
 
 
 def _fetch_key(fetches):

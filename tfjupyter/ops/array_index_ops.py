@@ -1,5 +1,5 @@
-"""Array ops that index: slice, strided_slice (``Tensor.__getitem__``), gather,
-unsorted_segment_sum, one_hot, where/select, boolean_mask. Re-exported by ``array_ops``."""
+"""Array ops that index: slice, strided_slice (``Tensor.__getitem__``), gather, one_hot,
+where/select, boolean_mask. Re-exported by ``array_ops``."""
 from __future__ import annotations
 
 import builtins
@@ -12,16 +12,14 @@ from ..framework import dtypes
 from ..framework.ops import Tensor, convert_to_tensor, name_scope
 from ..framework.ops import op as _new_op
 from ..framework.registry import NotDifferentiable, register_gradient, register_op
-from ..framework.tensor_shape import TensorShape, broadcast_shapes, list_str
+from ..framework.tensor_shape import Dimension, TensorShape, broadcast_shapes, list_str
 from . import array_ops as _core
 from .array_ops import (_check_index_dtype, _check_rank, _const, _const_int, _input_shapes,
                         _is_tensorlike, _partial_shape_values, _shape_from_tensor, _to_int_tensor,
-                        constant, expand_dims, rank, reshape, shape, size, squeeze, transpose,
-                        zeros_like)
+                        constant, rank, reshape, shape, size, squeeze, transpose, zeros_like)
 from .array_join_ops import concat, pad, stack
 
-__all__ = ["slice", "strided_slice", "gather", "unsorted_segment_sum", "one_hot", "where",
-           "select", "boolean_mask"]
+__all__ = ["slice", "strided_slice", "gather", "one_hot", "where", "select", "boolean_mask"]
 
 _MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
 
@@ -205,7 +203,9 @@ _BAD_INDEX = ("Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`
 
 def _check_index(idx):
     if isinstance(idx, (int, np.integer)) and not isinstance(idx, (bool, np.bool_)):
-        return idx
+        return int(idx)
+    if isinstance(idx, Dimension) and idx.value is not None:
+        return idx.value
     if _is_tensorlike(idx):
         t = convert_to_tensor(idx)
         if t.dtype in (dtypes.int32, dtypes.int64) and t.shape.ndims in (None, 0):
@@ -332,7 +332,7 @@ def slice(input_, begin, size, name: Optional[str] = None) -> Tensor:  # noqa: A
     return _new_op("Slice", [x, begin_t, size_t], name=name or "Slice").outputs[0]
 
 
-# -- GatherV2, UnsortedSegmentSum --------------------------------------------------------------------------
+# -- GatherV2 --------------------------------------------------------------------------------------------
 @register_op("GatherV2")
 def _gather_shape(op):
     params, indices, axis_t = op.inputs
@@ -371,6 +371,7 @@ def _gather_grad(op, grad):
         p_shape = shape(params)
         values_shape = concat([p_shape[:axis], reshape(index_count, [1]), p_shape[axis + 1:]], 0)
         num_segments = p_shape[axis]
+    from .array_scatter_ops import unsorted_segment_sum
     values = reshape(grad, values_shape)
     if axis == 0:
         return [unsorted_segment_sum(values, flat_indices, num_segments), None, None]
@@ -387,48 +388,6 @@ def gather(params, indices, validate_indices=None, name: Optional[str] = None, a
         _to_int_tensor(indices, "indices", "indices")
     axis_t = _to_int_tensor(axis, "axis", "axis")
     return _new_op("GatherV2", [p, idx, axis_t], name=name or "GatherV2").outputs[0]
-
-
-@register_op("UnsortedSegmentSum")
-def _unsorted_segment_sum_shape(op):
-    data, ids, num_t = op.inputs
-    _check_index_dtype(op, ids, "segment_ids")
-    _check_index_dtype(op, num_t, "num_segments")
-    _check_rank(op, num_t, (0,), "num_segments")
-    num = _const_int(num_t)
-    if data.shape.ndims is None or ids.shape.ndims is None:
-        return [(data.dtype, TensorShape(None))]
-    k = ids.shape.ndims
-    if not data.shape[:k].is_compatible_with(ids.shape):
-        raise ValueError(f"Shapes {list_str(data.shape)} and {list_str(ids.shape)} are "
-                         f"incompatible: segment_ids.shape must be a prefix of data.shape for "
-                         f"'{op.name}' (op: 'UnsortedSegmentSum')")
-    return [(data.dtype, TensorShape([num]).concatenate(data.shape[k:]))]
-
-
-@register_gradient("UnsortedSegmentSum")
-def _unsorted_segment_sum_grad(op, grad):
-    # Segment ids < 0 drop their data, so their gradient is zero.
-    from .math_ops import greater_equal, maximum
-    ids = op.inputs[1]
-    gathered = gather(grad, maximum(ids, zeros_like(ids)))
-    keep = greater_equal(ids, constant(0, dtype=ids.dtype))
-    extra = (grad.shape.ndims - 1) if grad.shape.ndims is not None else None
-    if extra is None:
-        raise NotImplementedError(f"Gradient of '{op.name}' needs the rank of its output.")
-    for _ in range(extra):
-        keep = expand_dims(keep, -1)
-    return [where(keep, gathered, zeros_like(gathered)), None, None]
-
-
-def unsorted_segment_sum(data, segment_ids, num_segments, name: Optional[str] = None) -> Tensor:
-    """out[i, ...] = sum of data[j..., ...] over the j with segment_ids[j...] == i; negative
-    ids are dropped."""
-    d = convert_to_tensor(data)
-    ids = convert_to_tensor(segment_ids) if _is_tensorlike(segment_ids) else \
-        _to_int_tensor(segment_ids, "segment_ids", "segment_ids")
-    num = _to_int_tensor(num_segments, "num_segments", "num_segments")
-    return _new_op("UnsortedSegmentSum", [d, ids, num], name=name or "UnsortedSegmentSum").outputs[0]
 
 
 # -- OneHot ------------------------------------------------------------------------------------------------

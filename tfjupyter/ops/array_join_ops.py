@@ -9,7 +9,7 @@ import numpy as np
 from ..framework import dtypes
 from ..framework.ops import Tensor, convert_to_tensor, name_scope
 from ..framework.ops import op as _new_op
-from ..framework.registry import NotDifferentiable, register_gradient, register_op
+from ..framework.registry import register_gradient, register_op
 from ..framework.tensor_shape import TensorShape, list_str
 from . import array_ops as _core
 from .array_ops import (_check_index_dtype, _check_rank, _const, _const_int, _input_shapes,

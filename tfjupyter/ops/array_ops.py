@@ -1,8 +1,9 @@
 """Array ops: constants, placeholders, identity, shapes, reshaping, filling and transposing.
 
 The rest of the family lives beside this module and is re-exported from here:
-``array_join_ops`` (concat, split, stack, tile, pad, reverse) and ``array_index_ops`` (slicing,
-``Tensor.__getitem__``, gather, one_hot, where, boolean_mask).
+``array_join_ops`` (concat, split, stack, tile, pad, reverse), ``array_index_ops`` (slicing,
+``Tensor.__getitem__``, gather, one_hot, where, boolean_mask) and ``array_scatter_ops``
+(unsorted_segment_sum, gather_nd, scatter_nd, sparse_to_dense).
 """
 from __future__ import annotations
 
@@ -126,12 +127,12 @@ def _to_int_tensor(value, name: str, what: str = "shape") -> Tensor:
     arr = np.asarray(value)
     if arr.size == 0:
         arr = arr.astype(np.int32)
-    if arr.dtype.kind not in "iu" and not (arr.dtype.kind == "f" and np.all(np.mod(arr, 1) == 0)):
-        raise TypeError(f"{what} must contain integers, got {value!r}")
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"{what} must be integers (int32 or int64), got {value!r}")
+    if arr.dtype == np.int64 and isinstance(value, np.ndarray):
+        return constant(arr, name=name)       # an int64 array keeps its dtype
     big = arr.size and (arr.max() > np.iinfo(np.int32).max or arr.min() < np.iinfo(np.int32).min)
-    np_type = arr.dtype if isinstance(value, np.ndarray) and arr.dtype.kind == "i" else \
-        (np.int64 if big else np.int32)
-    return constant(arr.astype(np_type), name=name)
+    return constant(arr.astype(np.int64 if big else np.int32), name=name)
 
 
 def _int_scalar(v, dtype: dtypes.DType, what: str) -> Tensor:
@@ -692,7 +693,9 @@ def broadcast_static_shape(shape_x: TensorShape, shape_y: TensorShape) -> Tensor
 # -- the rest of the family ------------------------------------------------------------------------------
 from . import array_join_ops as _join  # noqa: E402
 from . import array_index_ops as _index  # noqa: E402
+from . import array_scatter_ops as _scatter  # noqa: E402
 from .array_join_ops import *  # noqa: E402,F401,F403
 from .array_index_ops import *  # noqa: E402,F401,F403
+from .array_scatter_ops import *  # noqa: E402,F401,F403
 
-__all__ += _join.__all__ + _index.__all__
+__all__ += _join.__all__ + _index.__all__ + _scatter.__all__

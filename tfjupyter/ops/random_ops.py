@@ -19,7 +19,7 @@ from ..framework.ops import op as _new_op
 from ..framework.registry import NotDifferentiable, register_op
 from ..framework.tensor_shape import TensorShape
 from .array_ops import (_check_index_dtype, _check_rank, _const, _const_int, _is_tensorlike,
-                        _shape_from_tensor, _to_int_tensor, constant)
+                        _shape_from_tensor, _to_int_tensor)
 
 __all__ = ["random_uniform", "random_normal", "truncated_normal", "random_shuffle", "multinomial",
            "set_random_seed", "get_seed"]

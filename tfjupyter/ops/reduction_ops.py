@@ -13,7 +13,7 @@ from typing import List, Optional, Tuple, Union
 import numpy as np
 
 from ..framework import dtypes
-from ..framework.ops import Tensor, convert_to_tensor, name_scope
+from ..framework.ops import Tensor, convert_to_tensor, name_scope, numpy_to_tensor_value
 from ..framework.ops import op as _new_op
 from ..framework.registry import NotDifferentiable, register_gradient, register_op
 from ..framework.tensor_shape import TensorShape
@@ -394,14 +394,19 @@ def range(start, limit=None, delta=1, dtype=None, name: str = "range") -> Tensor
     float64)."""
     if limit is None:
         start, limit = 0, start
-    with name_scope(name, "Range", [start, limit, delta]) as scope:
-        args = [convert_to_tensor(v, dtype=dtype, name=n)
-                for v, n in ((start, "start"), (limit, "limit"), (delta, "delta"))]
+    values = {"start": start, "limit": limit, "delta": delta}
+    with name_scope(name, "Range", list(values.values())) as scope:
         if dtype is None:
-            for t in args:
-                if t.dtype not in _RANGE_TYPES:
-                    raise TypeError(f"range: {t.name} has dtype {t.dtype.name}; expected one of "
-                                    "int32, int64, float32, float64")
-            dtype = builtins.max((t.dtype for t in args), key=_RANGE_TYPES.index)
-            args = [cast(t, dtype) for t in args]
-        return _new_op("Range", args, {"Tidx": dtypes.as_dtype(dtype)}, name=scope).outputs[0]
+            kinds = {n: convert_to_tensor(v).dtype if _is_tensorlike(v)
+                     else dtypes.as_dtype(numpy_to_tensor_value(v).dtype)
+                     for n, v in values.items()}
+            for n, kind in kinds.items():
+                if kind not in _RANGE_TYPES:
+                    raise TypeError(f"range: {n} has dtype {kind.name}; expected one of int32, "
+                                    "int64, float32, float64")
+            dtype = builtins.max(kinds.values(), key=_RANGE_TYPES.index)
+        dtype = dtypes.as_dtype(dtype)
+        # Python values become constants of the final dtype (so the length stays static).
+        args = [cast(v, dtype) if _is_tensorlike(v) else convert_to_tensor(v, dtype, name=n)
+                for n, v in values.items()]
+        return _new_op("Range", args, {"Tidx": dtype}, name=scope).outputs[0]

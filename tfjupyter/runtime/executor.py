@@ -36,6 +36,10 @@ _PERSISTENT_OUTPUT_TYPES = frozenset({"Const", "VariableV2", "Assign", "AssignAd
 # Ops that forward their input unchanged within a device: the plan aliases instead of calling.
 _FORWARDING_TYPES = frozenset({"Identity", "StopGradient", "Snapshot"})
 _ORDERING_ONLY_TYPES = frozenset({"NoOp"})
+# Ops whose CPU kernels return a numpy view of one input (value: that input's index). A view of
+# a persistent buffer is persistent too, so fetching it copies.
+_VIEW_TYPES = {"Reshape": 0, "ExpandDims": 0, "Squeeze": 0, "Transpose": 0, "Slice": 0,
+               "StridedSlice": 0, "ReverseV2": 0, "Split": 1, "SplitV": 0, "Unpack": 0}
 
 _plan_ids = itertools.count()
 
@@ -168,6 +172,9 @@ class Plan:
                     namespace[f"op{index}"] = op
                     emit(f"_stats.add({device.name!r}, op{index}, _s, _time())")
                 if op.type in _PERSISTENT_OUTPUT_TYPES:
+                    persistent.update(op._outputs)
+                viewed = _VIEW_TYPES.get(op.type)
+                if viewed is not None and (op._inputs[viewed] in persistent or op._inputs[viewed] in fed):
                     persistent.update(op._outputs)
             for k, t in enumerate(op._outputs):
                 names[t] = outs[k]

@@ -1,1 +1,11 @@
+"""``tf.summary``: summary ops and the FileWriter that writes them for TensorBoard."""
+from tensorboard.compat.proto.event_pb2 import Event, SessionLog, TaggedRunMetadata
+from tensorboard.compat.proto.summary_pb2 import Summary, SummaryDescription
 
+from .summary_ops import histogram, image, merge, merge_all, scalar
+from .writer import FileWriter, FileWriterCache
+
+SummaryWriter = FileWriter  # TensorFlow 0.x: tf.train.SummaryWriter
+
+__all__ = ["scalar", "histogram", "image", "merge", "merge_all", "FileWriter", "FileWriterCache",
+           "Summary", "SummaryDescription", "Event", "SessionLog", "TaggedRunMetadata"]

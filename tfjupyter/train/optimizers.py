@@ -21,10 +21,10 @@ from ..framework.tensor_shape import TensorShape, list_str
 from ..gradients import gradients
 from ..ops import _shapes, array_ops, control_flow_ops, math_ops
 from ..variables import Variable, assign_add
-from .training_util import create_filled_slot
+from .training_util import create_filled_slot, create_slot
 
 __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdagradOptimizer",
-           "RMSPropOptimizer", "AdamOptimizer"]
+           "RMSPropOptimizer", "AdamOptimizer", "AdadeltaOptimizer"]
 
 _FLOAT_TYPES = (dtypes.float16, dtypes.float32, dtypes.float64)
 
@@ -42,6 +42,7 @@ _APPLY_OPS: Dict[str, Tuple[Tuple[str, ...], int]] = {
                               "grad"), 4),
     "ApplyAdam": (("var", "m", "v", "beta1_power", "beta2_power", "lr", "beta1", "beta2",
                    "epsilon", "grad"), 3),
+    "ApplyAdadelta": (("var", "accum", "accum_update", "lr", "rho", "epsilon", "grad"), 3),
 }
 # Arguments shaped like var; every other non-ref argument is a scalar hyperparameter.
 _TENSOR_ARGS = frozenset({"grad", "delta"})
@@ -136,6 +137,15 @@ def apply_adam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, g
     return _apply("ApplyAdam", [var, m, v],
                   [beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad], use_locking, name,
                   use_nesterov=bool(use_nesterov))
+
+
+def apply_adadelta(var, accum, accum_update, lr, rho, epsilon, grad, use_locking: bool = False,
+                   name: Optional[str] = None) -> Tensor:
+    """``accum = rho * accum + (1 - rho) * grad^2``; ``update = sqrt(accum_update + epsilon) /
+    sqrt(accum + epsilon) * grad``; ``var -= lr * update``; ``accum_update = rho *
+    accum_update + (1 - rho) * update^2``."""
+    return _apply("ApplyAdadelta", [var, accum, accum_update], [lr, rho, epsilon, grad],
+                  use_locking, name)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -374,6 +384,14 @@ class Optimizer:
     def _zeros_slot(self, var, slot_name: str, op_name: str) -> Variable:
         return self._filled_slot(var, slot_name, 0, op_name)
 
+    def _get_or_make_slot(self, var, val, slot_name: str, op_name: str) -> Variable:
+        """The slot ``slot_name`` of var, created with initial value ``val`` on first use."""
+        named_slots = self._slot_dict(slot_name)
+        key = _var_key(var)
+        if key not in named_slots:
+            named_slots[key] = create_slot(var, val, op_name)
+        return named_slots[key]
+
     def _create_non_slot_variable(self, initial_value, name: str, colocate_with,
                                   dtype: dtypes.DType) -> Variable:
         """A variable of the optimizer not tied to one variable (Adam's beta1_power), one per
@@ -544,7 +562,8 @@ class AdamOptimizer(Optimizer):
 
     def _create_slots(self, var_list) -> None:
         first_var = min(var_list, key=lambda v: v.name)
-        dtype = first_var.dtype.base_dtype
+        # float32 as in TensorFlow, float64 for float64 models (exact bias correction).
+        dtype = dtypes.float64 if first_var.dtype.base_dtype is dtypes.float64 else dtypes.float32
         self._create_non_slot_variable(self._beta1, "beta1_power", first_var, dtype)
         self._create_non_slot_variable(self._beta2, "beta2_power", first_var, dtype)
         for v in var_list:
@@ -578,3 +597,35 @@ class AdamOptimizer(Optimizer):
             update_beta2 = beta2_power.assign(beta2_power * self._hyper("beta2", dtype),
                                               use_locking=self._use_locking)
         return control_flow_ops.group(*update_ops, update_beta1, update_beta2, name=name_scope)
+
+
+class AdadeltaOptimizer(Optimizer):
+    """Adadelta (Zeiler): per-element step sizes from running averages of squared gradients
+    (slot ``accum``) and of squared updates (slot ``accum_update``)."""
+
+    def __init__(self, learning_rate=0.001, rho=0.95, epsilon=1e-08, use_locking: bool = False,
+                 name: str = "Adadelta"):
+        super().__init__(use_locking, name)
+        for hyper, value in (("learning_rate", learning_rate), ("rho", rho),
+                             ("epsilon", epsilon)):
+            _check_hyper(hyper, value)
+        self._lr = learning_rate
+        self._rho = rho
+        self._epsilon = epsilon
+
+    def _create_slots(self, var_list) -> None:
+        for v in var_list:
+            self._zeros_slot(v, "accum", self._name)
+            self._zeros_slot(v, "accum_update", self._name)
+
+    def _prepare(self) -> None:
+        self._make_hyper("learning_rate", self._lr)
+        self._make_hyper("rho", self._rho)
+        self._make_hyper("epsilon", self._epsilon)
+
+    def _apply_dense(self, grad, var) -> Operation:
+        dtype = var.dtype
+        return apply_adadelta(var, self.get_slot(var, "accum"), self.get_slot(var, "accum_update"),
+                              self._hyper("learning_rate", dtype), self._hyper("rho", dtype),
+                              self._hyper("epsilon", dtype), grad,
+                              use_locking=self._use_locking).op

@@ -431,6 +431,8 @@ class Saver:
                  defer_build: bool = False, allow_empty: bool = False,
                  write_version: int = saver_pb2.SaverDef.V2, pad_step_number: bool = False,
                  save_relative_paths: bool = False, filename: Optional[str] = None):
+        if var_list is not None and not isinstance(var_list, (list, tuple, set, dict)):
+            raise TypeError(f"Variables to save should be passed in a dict or a list: {var_list}")
         if defer_build and var_list:
             raise ValueError("If `var_list` is provided then build cannot be deferred. Either "
                              "set defer_build=False or var_list=None.")

@@ -2,6 +2,7 @@
 moving averages keep beside a variable (TensorFlow's slot_creator)."""
 from __future__ import annotations
 
+import contextlib
 from typing import Callable, Optional, Union
 
 import numpy as np
@@ -87,23 +88,23 @@ def _is_variable_op(op) -> bool:
     return op.type in ("VariableV2", "Variable")
 
 
-def create_slot(primary: Union[Variable, Tensor], initial_value: Callable[[], Tensor],
-                name: str, colocate_with_primary: bool = True,
+def create_slot(primary: Union[Variable, Tensor],
+                initial_value: Union[Tensor, Callable[[], Tensor]], name: str,
+                colocate_with_primary: bool = True,
                 validate_shape: Optional[bool] = None) -> Variable:
     """A non-trainable variable named ``<primary op name>/<name>`` (made unique), wherever the
     current name scope is and whatever the variable scope's reuse flag, initialized by
-    ``initial_value()`` and placed with ``primary``.
+    ``initial_value`` (a tensor, or a callable making one) and placed with ``primary``.
 
     Slots are created outside any control dependencies, as TensorFlow's slot_creator does.
     """
     graph = primary.graph
     if validate_shape is None:
         validate_shape = primary.get_shape().is_fully_defined()
-    with graph.as_default(), graph.control_dependencies(None), graph.name_scope(None):
-        if colocate_with_primary:
-            with graph.colocate_with(primary.op):
-                return Variable(initial_value, trainable=False, validate_shape=validate_shape,
-                                name=f"{primary.op.name}/{name}")
+    colocation = graph.colocate_with(primary.op) if colocate_with_primary else \
+        contextlib.nullcontext()
+    with graph.as_default(), graph.control_dependencies(None), graph.name_scope(None), \
+            colocation:
         return Variable(initial_value, trainable=False, validate_shape=validate_shape,
                         name=f"{primary.op.name}/{name}")
 
