@@ -10,7 +10,7 @@ from tfjupyter.framework.registry import register_op
 from tfjupyter.kernels.cpu import KERNELS
 
 
-# -- Coordinator -------------------------------------------------------------------------------------
+# -- Coordinator -----------------------------------------------------------------------------------
 def test_request_stop_should_stop_and_clear():
     coord = tf.train.Coordinator()
     assert not coord.should_stop()
@@ -129,7 +129,7 @@ def test_looper_thread():
         tf.train.LooperThread(coord, 1.0, args=(1,))
 
 
-# -- QueueRunner -------------------------------------------------------------------------------------
+# -- QueueRunner -----------------------------------------------------------------------------------
 # A stand-in queue, built from two test op types: each enqueue op counts down a budget and
 # then fails like a closed queue; closing is logged.
 _BUDGET = {}
@@ -192,9 +192,11 @@ def test_queue_runner_runs_until_the_queue_closes():
         tf.train.add_queue_runner(qr)
         with tf.Session() as sess:
             coord = tf.train.Coordinator()
-            threads = tf.train.start_queue_runners(sess, coord)
+            threads = tf.train.start_queue_runners(sess, coord, start=False)
             assert len(threads) == 3 and all(t.daemon for t in threads)
             assert tf.train.start_queue_runners(sess, coord) == []   # already running
+            for t in threads:
+                t.start()
             for t in threads[:2]:
                 t.join(5)
             coord.request_stop()
@@ -204,6 +206,7 @@ def test_queue_runner_runs_until_the_queue_closes():
     assert _LOG.count("cancel") == 1     # by the close_on_stop thread
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
 def test_queue_runner_errors_reach_the_coordinator():
     with tf.Graph().as_default():
         qr = tf.train.QueueRunner(_TestQueue(), [_enqueue("enq_bad", 2, failure="error")])
@@ -236,7 +239,7 @@ def test_start_queue_runners_without_runners_and_argument_checks():
                                  queue_closed_exception_types=(ValueError,))
 
 
-# -- tf.app ------------------------------------------------------------------------------------------
+# -- tf.app ----------------------------------------------------------------------------------------
 def _fresh_flags():
     from tfjupyter import app
     return app.FlagValues()
@@ -256,7 +259,7 @@ def test_flags_parse_all_kinds():
     values.unparse_flags()
     rest = values(["prog", "--max_steps=5", "-f", "/kernel.json", "--fake_data",
                    "--learning_rate", "0.5", "-mode=eval", "--noverbose", "--layers=1,2,3",
-                   "positional", "--", "--max_steps=9"])
+                   "positional", "--", "--max_steps=9"], known_only=True)
     assert rest == ["prog", "-f", "/kernel.json", "positional", "--max_steps=9"]
     assert (values.max_steps, values.learning_rate, values.fake_data, values.verbose,
             values.data_dir, values.mode, values.layers) == \

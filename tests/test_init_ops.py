@@ -304,3 +304,17 @@ def test_regularizer_gradients(make, grad):
     theoretical, numerical = compute_gradient(w, [2, 3], loss, [], x_init_value=w0)
     np.testing.assert_allclose(theoretical, numerical, atol=1e-6)
     np.testing.assert_allclose(theoretical.reshape(2, 3), grad(w0), atol=1e-12)
+
+
+def test_identity_and_named_variance_scaling_initializers():
+    from tfjupyter import init_ops
+    np.testing.assert_array_equal(run(init_ops.Identity(gain=2.0)([2, 3])),
+                                  2.0 * np.eye(2, 3, dtype=np.float32))
+    with pytest.raises(ValueError, match="only be used for 2D matrices"):
+        init_ops.Identity()([2, 2, 2])
+    he = run(init_ops.he_uniform(seed=1)([300, 100]))
+    assert np.abs(he).max() <= math.sqrt(6 / 300) and np.abs(he).max() > 0.99 * math.sqrt(6 / 300)
+    lecun = run(init_ops.lecun_normal(seed=1)([400, 200]))
+    check_moments(lecun, 0.0, math.sqrt(1 / 400))
+    assert init_ops.he_normal().get_config()["scale"] == 2.0
+    assert init_ops.lecun_uniform().get_config()["distribution"] == "uniform"

@@ -11,6 +11,12 @@ from tfjupyter.test import compute_gradient
 RNG = np.random.RandomState(42)
 
 
+@pytest.fixture(autouse=True)
+def same_random_values():
+    """Each test draws the same values however the tests are selected or ordered."""
+    RNG.seed(42)
+
+
 def run(fetches, feed_dict=None):
     with tf.Session() as sess:
         return sess.run(fetches, feed_dict)
@@ -230,6 +236,23 @@ def test_avg_pool_second_order_and_unknown_batch():
     assert y.shape.as_list() == [None, 2, 2, 1]
     (dx,) = tf.gradients(tf.reduce_sum(tf.square(y)), x)
     check_gradient(x, x_val, dx)
+
+
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+def test_max_pool_second_order_gradients(padding):
+    x_val = distinct_values((2, 5, 5, 2))
+    x = f64(x_val.shape)
+    y = tf.nn.max_pool(x, [1, 3, 3, 1], [1, 2, 2, 1], padding)
+    (dx,) = tf.gradients(tf.reduce_sum(tf.square(y)), x)
+    check_gradient(x, x_val, dx)
+    # MaxPoolGrad is linear in its gradient input: its gradient is MaxPoolGradGrad, whose
+    # gradient is MaxPoolGrad again. Each check compares one kernel with the other.
+    grad_y, g = f64(y.shape.as_list()), f64(x_val.shape)
+    (routed,) = tf.gradients(y, x, grad_ys=grad_y)
+    (picked,) = tf.gradients(routed, grad_y, grad_ys=g)
+    assert routed.op.type == "MaxPoolGrad" and picked.op.type == "MaxPoolGradGrad"
+    check_gradient(grad_y, RNG.randn(*y.shape.as_list()), routed, {x: x_val})
+    check_gradient(g, RNG.randn(*x_val.shape), picked, {x: x_val})
 
 
 def test_pool_errors_name_the_op():
@@ -566,9 +589,10 @@ def test_batch_normalization_and_fused_batch_norm():
     iy, _, _ = tf.nn.fused_batch_norm(nchw, scale, offset, mean, var, 1e-3, data_format="NCHW",
                                       is_training=False)
     np.testing.assert_allclose(run(iy), np.transpose(want, (0, 3, 1, 2)), rtol=1e-10)
-    small = f64([3, 1, 1, 2])
-    check_gradient(small, RNG.randn(3, 1, 1, 2),
-                   tf.nn.fused_batch_norm(small, [1.5, 0.5], [0.0, 1.0])[0], atol=1e-5)
+    small = f64([4, 1, 1, 2])
+    small_val = np.array([[-1.5, 0.3], [0.2, 1.9], [1.1, -0.8], [2.0, 0.6]]).reshape(4, 1, 1, 2)
+    check_gradient(small, small_val, tf.nn.fused_batch_norm(small, [1.5, 0.5], [0.0, 1.0])[0],
+                   atol=1e-5)
 
 
 def test_layers_and_small_activations():

@@ -475,3 +475,33 @@ def test_user_defined_optimizer_in_tensorflow_style():
         np.testing.assert_allclose(sess.run(w), [0.25, -0.25])
         np.testing.assert_allclose(sess.run("w/ScaledSGD:0"), [2.0, 2.0])
         assert sess.run(step) == 2
+
+
+def test_learning_rate_variable_changed_between_steps():
+    # The PTB tutorial: lr = tf.Variable(0.0, trainable=False), assigned before each epoch.
+    lr = tf.Variable(0.0, trainable=False, name="lr")
+    w = tf.Variable([1.0], name="w")
+    g = tf.placeholder(tf.float32, [1])
+    train = tf.train.GradientDescentOptimizer(lr).apply_gradients([(g, w)])
+    new_lr = tf.placeholder(tf.float32, [])
+    set_lr = tf.assign(lr, new_lr)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for rate in (1.0, 0.5):
+            sess.run(set_lr, {new_lr: rate})
+            sess.run(train, {g: [1.0]})
+        np.testing.assert_allclose(sess.run(w), [-0.5])
+
+
+@pytest.mark.xfail(strict=True, reason="needs the Apply* op types in "
+                   "runtime/executor._PERSISTENT_OUTPUT_TYPES (fetches of them must be copied)")
+def test_fetched_update_is_a_snapshot():
+    from tfjupyter.train.optimizers import apply_gradient_descent
+    w = tf.Variable([1.0, 2.0], name="w")
+    g = tf.placeholder(tf.float32, [2])
+    update = apply_gradient_descent(w, 0.5, g)
+    with tf.Session() as sess:
+        sess.run(w.initializer)
+        first = sess.run(update, {g: [1.0, 1.0]})
+        sess.run(update, {g: [1.0, 1.0]})
+        np.testing.assert_allclose(first, [0.5, 1.5])

@@ -33,7 +33,7 @@ def _listing(directory):
     return sorted(os.listdir(directory))
 
 
-# -- round trips -------------------------------------------------------------------------------------
+# -- round trips -----------------------------------------------------------------------------------
 def test_save_then_restore_into_a_fresh_graph(tmp_path):
     with tf.Graph().as_default():
         variables = _model(init=10.0)
@@ -146,7 +146,7 @@ def test_global_step_as_tensor_and_padding(tmp_path):
     assert path == str(tmp_path / "m-00000042")
 
 
-# -- the "checkpoint" state file ---------------------------------------------------------------------
+# -- the "checkpoint" state file -------------------------------------------------------------------
 def test_state_file_text_format_and_latest(tmp_path):
     with tf.Graph().as_default():
         v = tf.Variable(0, name="v")
@@ -210,7 +210,7 @@ def test_latest_filename_checks(tmp_path):
     assert tf.train.latest_checkpoint(str(tmp_path), "mystate") == str(tmp_path / "m")
 
 
-# -- keeping and deleting old checkpoints ----------------------------------------------------------------
+# -- keeping and deleting old checkpoints ----------------------------------------------------------
 def test_max_to_keep_deletes_older_files(tmp_path):
     with tf.Graph().as_default():
         v = tf.Variable(0, name="v")
@@ -276,7 +276,7 @@ def test_recover_last_checkpoints_and_mtimes(tmp_path):
     assert not tf.train.checkpoint_exists(paths[1])
 
 
-# -- errors ------------------------------------------------------------------------------------------
+# -- errors ----------------------------------------------------------------------------------------
 def _saved(tmp_path):
     with tf.Graph().as_default():
         variables = _model()
@@ -376,7 +376,7 @@ def test_corrupted_data_is_detected(tmp_path):
         tf.train.NewCheckpointReader(path)
 
 
-# -- atomicity ---------------------------------------------------------------------------------------
+# -- atomicity -------------------------------------------------------------------------------------
 def _failing_write(monkeypatch, when):
     """Makes tensor_bundle.write_all write half its buffer and fail when when(file) is true."""
     real = tensor_bundle.write_all
@@ -413,7 +413,7 @@ def test_crash_mid_save_keeps_previous_checkpoint(tmp_path, monkeypatch, failing
             np.testing.assert_array_equal(sess.run(v), np.arange(100, dtype=np.float32))
 
 
-# -- sharded savers ----------------------------------------------------------------------------------
+# -- sharded savers --------------------------------------------------------------------------------
 def test_sharded_save_places_a_saver_per_device(tmp_path):
     config = tf.ConfigProto(device_count={"CPU": 2})
 
@@ -452,7 +452,7 @@ def test_sharded_save_places_a_saver_per_device(tmp_path):
             np.testing.assert_array_equal(sess.run(b), np.ones((2, 2)))
 
 
-# -- reading checkpoints directly --------------------------------------------------------------------
+# -- reading checkpoints directly ------------------------------------------------------------------
 def test_checkpoint_reader_api(tmp_path):
     path, values = _saved(tmp_path)
     reader = tf.train.NewCheckpointReader(path)
@@ -473,7 +473,7 @@ def test_checkpoint_reader_api(tmp_path):
         tf.train.list_variables(str(tmp_path / "emptydir"))
 
 
-# -- the file format, checked against TensorFlow's protos and table layout ------------------------------
+# -- the file format, checked against TensorFlow's protos and table layout -------------------------
 def _bundle_entry_class():
     """BundleEntryProto as TensorFlow defines it (tensor_bundle.proto), built with protobuf."""
     pool = descriptor_pool.DescriptorPool()
@@ -484,16 +484,17 @@ def _bundle_entry_class():
                                            syntax="proto3", dependency=[shape_file.name])
     m = f.message_type.add(name="BundleEntryProto")
     T = descriptor_pb2.FieldDescriptorProto
+    shape_type = "." + tensor_shape_pb2.TensorShapeProto.DESCRIPTOR.full_name
     for name, number, kind, type_name in (
-            ("dtype", 1, T.TYPE_INT32, None), ("shape", 2, T.TYPE_MESSAGE,
-                                                "." + tensor_shape_pb2.TensorShapeProto.DESCRIPTOR.full_name),
+            ("dtype", 1, T.TYPE_INT32, None), ("shape", 2, T.TYPE_MESSAGE, shape_type),
             ("shard_id", 3, T.TYPE_INT32, None), ("offset", 4, T.TYPE_INT64, None),
             ("size", 5, T.TYPE_INT64, None), ("crc32c", 6, T.TYPE_FIXED32, None)):
         field = m.field.add(name=name, number=number, type=kind, label=T.LABEL_OPTIONAL)
         if type_name:
             field.type_name = type_name
     pool.Add(f)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName("tensorflow.BundleEntryProto"))
+    entry = pool.FindMessageTypeByName("tensorflow.BundleEntryProto")
+    return message_factory.GetMessageClass(entry)
 
 
 def test_index_file_is_a_leveldb_table_of_bundle_entries(tmp_path):

@@ -22,7 +22,7 @@ def _parse(serialized) -> summary_pb2.Summary:
     return summary_pb2.Summary.FromString(serialized)
 
 
-# -- tags, names, collections ------------------------------------------------------------------------
+# -- tags, names, collections ----------------------------------------------------------------------
 def test_scalar_tags_follow_name_scopes_and_families():
     with tf.Graph().as_default() as g:
         x = tf.constant(1.5)
@@ -52,7 +52,7 @@ def test_collections_argument():
         assert tf.summary.merge_all("mine").op.type == "MergeSummary"
 
 
-# -- values ------------------------------------------------------------------------------------------
+# -- values ----------------------------------------------------------------------------------------
 def test_scalar_value_is_serialized_summary_bytes():
     with tf.Graph().as_default():
         x = tf.placeholder(tf.float64, [])
@@ -192,7 +192,7 @@ def test_image_summary_scales_like_tensorflow():
             tf.summary.image("bad", tf.zeros([2, 4, 4, 2]))
 
 
-# -- merging -----------------------------------------------------------------------------------------
+# -- merging ---------------------------------------------------------------------------------------
 def test_merge_and_merge_all():
     with tf.Graph().as_default():
         a = tf.summary.scalar("a", 1.0)
@@ -228,7 +228,7 @@ def test_legacy_merge_functions():
             assert sess.run(tf.merge_summary([h])) == sess.run(h)
 
 
-# -- FileWriter --------------------------------------------------------------------------------------
+# -- FileWriter ------------------------------------------------------------------------------------
 def _records(path):
     """The TFRecord framing of an event file, CRCs checked, as raw payloads."""
     raw = open(path, "rb").read()

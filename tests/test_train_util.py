@@ -125,6 +125,19 @@ def test_cosine_decay():
     np.testing.assert_allclose(got, expected, rtol=1e-5)
 
 
+def test_schedules_are_differentiable_in_the_learning_rate():
+    step = tf.constant(7, tf.int32)
+    lr = tf.placeholder(tf.float64, [], name="lr")
+    for rate in (tf.train.exponential_decay(lr, step, 3, 0.9),
+                 tf.train.polynomial_decay(lr, step, 10, 0.01, power=2.0),
+                 tf.train.inverse_time_decay(lr, step, 3, 0.5)):
+        theoretical, numerical = tf.test.compute_gradient(lr, [], rate, [], x_init_value=0.3)
+        np.testing.assert_allclose(theoretical, numerical, rtol=1e-6)
+    decayed = tf.train.exponential_decay(lr, step, 3, 0.9)
+    theoretical, _ = tf.test.compute_gradient(lr, [], decayed, [], x_init_value=0.3)
+    np.testing.assert_allclose(theoretical, [[0.9 ** (7 / 3)]], rtol=1e-12)
+
+
 def test_piecewise_constant():
     rate, got = _values(lambda s: tf.train.piecewise_constant(s, [5, 10], [1.0, 0.5, 0.1]),
                         [0, 4, 5, 6, 10, 11, 1000])

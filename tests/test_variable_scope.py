@@ -12,7 +12,7 @@ def op_names():
     return [op.name for op in tf.get_default_graph().get_operations()]
 
 
-# -- names ------------------------------------------------------------------------------------------
+# -- names -----------------------------------------------------------------------------------------
 def test_nested_scopes_name_variables_and_ops():
     with tf.variable_scope("foo") as foo:
         v = tf.get_variable("v", [1])
@@ -110,7 +110,7 @@ def test_tower_pattern_shares_variables_across_name_scopes():
     np.testing.assert_array_equal(first, second)
 
 
-# -- reuse ------------------------------------------------------------------------------------------
+# -- reuse -----------------------------------------------------------------------------------------
 def test_creating_an_existing_variable_is_an_error_naming_where_it_was_made():
     with tf.variable_scope("foo"):
         tf.get_variable("v", [2, 3])
@@ -190,7 +190,7 @@ def test_root_scope_and_reuse_variables_at_root():
         assert child.reuse is True
 
 
-# -- initializers, dtypes, shapes ---------------------------------------------------------------------
+# -- initializers, dtypes, shapes ------------------------------------------------------------------
 def test_initializer_from_value():
     c = tf.get_variable("c", initializer=tf.constant([1.0, 2.0]))
     d = tf.get_variable("d", initializer=[1, 2, 3])
@@ -237,7 +237,8 @@ def test_custom_initializer_functions():
         assert sess.run(b).dtype == np.float64
         np.testing.assert_array_equal(sess.run(c), [4.0, 5.0])
     with pytest.raises(ValueError, match="initializer returned a value of shape"):
-        tf.get_variable("wrong", [3], initializer=lambda shape, dtype, partition_info: tf.zeros([2]))
+        tf.get_variable("wrong", [3], initializer=lambda shape, dtype, partition_info=None:
+                        tf.zeros([2]))
     with pytest.raises(ValueError, match="initializer passed is not valid"):
         tf.get_variable("needs_shape", initializer=legacy)
 
@@ -258,7 +259,7 @@ def test_scope_defaults_are_inherited_and_overridable():
         assert sess.run(c).tolist() == [0.0, 0.0] and sess.run(d).tolist() == [1.0]
 
 
-# -- regularizers ---------------------------------------------------------------------------------------
+# -- regularizers ----------------------------------------------------------------------------------
 def test_get_variable_regularizer_adds_loss_to_collection():
     reg = tf.contrib.layers.l2_regularizer(0.1)
     with tf.name_scope("GPU_0"):
@@ -289,7 +290,7 @@ def test_scope_regularizer_and_no_regularizer():
     assert len(tf.get_collection(tf.GraphKeys.REGULARIZATION_LOSSES)) == 1
 
 
-# -- collections, devices, control dependencies, graphs -----------------------------------------------
+# -- collections, devices, control dependencies, graphs --------------------------------------------
 def test_collections_and_local_variables():
     nt = tf.get_variable("nt", [2], trainable=False)
     custom = tf.get_variable("custom", [1], collections=["mine"])
@@ -356,7 +357,7 @@ def test_scopes_are_per_thread():
     assert seen == [""]
 
 
-# -- custom getters, constructor checks, 0.x names -------------------------------------------------------
+# -- custom getters, constructor checks, 0.x names -------------------------------------------------
 def test_custom_getters_compose_inner_first():
     calls = []
 
@@ -418,7 +419,7 @@ def test_variable_op_scope_and_reentering_one_object():
     assert first.name == second.name == "twice"
 
 
-# -- tf.contrib.layers.fully_connected --------------------------------------------------------------------
+# -- tf.contrib.layers.fully_connected -------------------------------------------------------------
 def test_fully_connected_values_names_and_reuse():
     x = tf.placeholder(tf.float32, [None, 4])
     y = tf.contrib.layers.fully_connected(x, 3, weights_initializer=tf.constant_initializer(
@@ -484,5 +485,10 @@ def test_flatten():
     xv = np.arange(12, dtype=np.float32).reshape(2, 2, 3)
     with tf.Session() as sess:
         np.testing.assert_array_equal(sess.run(flat, {x: xv}), xv.reshape(2, 6))
+    z = tf.placeholder(tf.float32, [None, None, 3])
+    dynamic = tf.contrib.layers.flatten(z)
+    assert dynamic.get_shape().as_list() == [None, None]
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(dynamic, {z: xv}), xv.reshape(2, 6))
     with pytest.raises(ValueError, match="at least 2 dimensions|a least 2 dimensions"):
         tf.contrib.layers.flatten(tf.constant([1.0, 2.0]))

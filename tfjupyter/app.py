@@ -105,7 +105,7 @@ class FlagValues:
         object.__setattr__(self, "_parsed", False)
         object.__setattr__(self, "_extra", {})
 
-    # -- definitions --------------------------------------------------------------------------------
+    # -- definitions -------------------------------------------------------------------------------
     def _define(self, flag: _Flag) -> None:
         flags: Dict[str, _Flag] = self._flags
         old = flags.get(flag.name)
@@ -119,7 +119,7 @@ class FlagValues:
         flags[flag.name] = flag
         self._extra.pop(flag.name, None)
 
-    # -- parsing ------------------------------------------------------------------------------------
+    # -- parsing -----------------------------------------------------------------------------------
     def _parser(self) -> argparse.ArgumentParser:
         parser = _ArgumentParser(add_help=False, allow_abbrev=False, prog="")
         for name, flag in self._flags.items():
@@ -160,7 +160,8 @@ class FlagValues:
         if not known_only:
             unknown = [a for a in unparsed if a.startswith("-") and len(a) > 1]
             if unknown:
-                raise UnrecognizedFlagError(f"Unknown command line flag '{unknown[0].lstrip('-')}'")
+                name = unknown[0].lstrip("-").partition("=")[0]
+                raise UnrecognizedFlagError(f"Unknown command line flag '{name}'")
         for name, value in vars(namespace).items():
             flag = self._flags[name]
             flag.value, flag.present = value, True
@@ -198,7 +199,7 @@ class FlagValues:
         if not self._parsed:
             self._parse(sys.argv[1:], known_only=True)
 
-    # -- values -------------------------------------------------------------------------------------
+    # -- values ------------------------------------------------------------------------------------
     def __getattr__(self, name: str):
         if name.startswith("__") and name != "__flags":
             raise AttributeError(name)
@@ -281,8 +282,8 @@ def _define(name: str, default, help_text: str, kind: str, parse: Callable,
             flag_values: Optional[FlagValues], enum_values=None) -> None:
     if not isinstance(name, str) or not name:
         raise Error(f"Flag names must be non-empty strings, got {name!r}")
-    (flag_values or FLAGS)._define(_Flag(name, default, help_text, kind, parse,
-                                         _calling_module(), enum_values))
+    values = FLAGS if flag_values is None else flag_values
+    values._define(_Flag(name, default, help_text, kind, parse, _calling_module(), enum_values))
 
 
 def DEFINE_string(name: str, default: Optional[str], help: str,  # noqa: N802,A002
@@ -333,7 +334,7 @@ def DEFINE_list(name: str, default, help: str,  # noqa: N802,A002
 
 def mark_flag_as_required(flag_name: str, flag_values: Optional[FlagValues] = None) -> None:
     """Parsing fails unless the flag ends up with a value other than None."""
-    values = flag_values or FLAGS
+    values = FLAGS if flag_values is None else flag_values
     if flag_name not in values:
         raise KeyError(f"Flag --{flag_name} is not defined")
     values._flags[flag_name].required = True

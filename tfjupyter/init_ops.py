@@ -22,7 +22,7 @@ from .framework.ops import Tensor
 from .framework.tensor_shape import Dimension, TensorShape
 from .ops import array_ops, math_ops, random_ops
 
-__all__ = ["Initializer", "constant_initializer", "zeros_initializer", "ones_initializer",
+__all__ = ["constant_initializer", "zeros_initializer", "ones_initializer",
            "random_uniform_initializer", "random_normal_initializer",
            "truncated_normal_initializer", "uniform_unit_scaling_initializer",
            "variance_scaling_initializer", "glorot_uniform_initializer",
@@ -57,7 +57,8 @@ class Initializer:
 def _static_shape(shape, who: str) -> List[int]:
     """A shape as a list of ints; the initializers that scale by fan-in need it known."""
     if isinstance(shape, Tensor):
-        raise TypeError(f"{who} needs a static shape (a list of ints), got the Tensor {shape.name}.")
+        raise TypeError(f"{who} needs a static shape (a list of ints), got the Tensor "
+                        f"{shape.name}.")
     if isinstance(shape, TensorShape):
         if not shape.is_fully_defined():
             raise ValueError(f"{who} needs a fully defined shape, got {shape}.")
@@ -372,6 +373,42 @@ class Orthogonal(Initializer):
 
     def get_config(self) -> Dict[str, Any]:
         return {"gain": self.gain, "seed": self.seed, "dtype": self.dtype.name}
+
+
+class Identity(Initializer):
+    """``gain`` times the identity matrix (2-D shapes only)."""
+
+    def __init__(self, gain: float = 1.0, dtype=dtypes.float32):
+        self.gain = gain
+        self.dtype = _assert_float_dtype(dtypes.as_dtype(dtype), "identity_initializer")
+
+    def __call__(self, shape, dtype=None, partition_info=None) -> Tensor:
+        dtype = _assert_float_dtype(_dtype_or(dtype, self.dtype), "identity_initializer")
+        dims = _static_shape(shape, "identity_initializer")
+        if len(dims) != 2:
+            raise ValueError("Identity matrix initializer can only be used for 2D matrices, got "
+                             f"shape={dims}")
+        return array_ops.constant(self.gain * np.eye(*dims), dtype=dtype)
+
+    def get_config(self) -> Dict[str, Any]:
+        return {"gain": self.gain, "dtype": self.dtype.name}
+
+
+# The named variance-scaling initializers of tf.initializers / tf.keras.initializers.
+def lecun_normal(seed: Optional[int] = None) -> VarianceScaling:
+    return VarianceScaling(scale=1., mode="fan_in", distribution="truncated_normal", seed=seed)
+
+
+def lecun_uniform(seed: Optional[int] = None) -> VarianceScaling:
+    return VarianceScaling(scale=1., mode="fan_in", distribution="uniform", seed=seed)
+
+
+def he_normal(seed: Optional[int] = None) -> VarianceScaling:
+    return VarianceScaling(scale=2., mode="fan_in", distribution="truncated_normal", seed=seed)
+
+
+def he_uniform(seed: Optional[int] = None) -> VarianceScaling:
+    return VarianceScaling(scale=2., mode="fan_in", distribution="uniform", seed=seed)
 
 
 # TensorFlow 1.x's names for the classes.

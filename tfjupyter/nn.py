@@ -13,7 +13,7 @@ from .framework import dtypes as _dtypes
 from .framework.ops import Tensor, convert_to_tensor, name_scope
 from .framework.tensor_shape import TensorShape
 from .ops import _shapes, array_ops as _array_ops, math_ops as _math_ops, nn_ops as _nn_ops
-from .ops import candidate_sampling_ops as _sampling
+from .ops import candidate_sampling_ops as _sampling, random_ops as _random_ops
 from .ops._nn_util import convert_like as _convert_like, shape_of as _shape_of
 from .ops.candidate_sampling_ops import *  # noqa: F401,F403
 from .ops.math_ops import sigmoid, tanh  # noqa: F401  (tf.nn.sigmoid is tf.sigmoid)
@@ -26,8 +26,7 @@ __all__ = _nn_ops.__all__ + _sampling.__all__ + [
     "weighted_cross_entropy_with_logits", "batch_normalization", "fused_batch_norm",
     "batch_norm_with_global_normalization", "xw_plus_b", "relu_layer", "leaky_relu", "selu",
     "softsign", "crelu", "zero_fraction", "conv1d", "atrous_conv2d", "convolution",
-    "embedding_lookup", "nce_loss",
-    "sampled_softmax_loss",
+    "embedding_lookup", "nce_loss", "sampled_softmax_loss",
 ]
 
 
@@ -49,6 +48,9 @@ def dropout(x, keep_prob=None, noise_shape=None, seed: Optional[int] = None,
         if rate is not None:
             if keep_prob is not None:
                 raise ValueError("dropout: pass either keep_prob or rate, not both.")
+            if isinstance(rate, numbers.Real) and not 0 <= rate < 1:
+                raise ValueError(f"rate must be a scalar tensor or a float in the range [0, 1), "
+                                 f"got {rate:g}")
             keep_prob = 1 - rate if isinstance(rate, numbers.Real) else \
                 _math_ops.subtract(1.0, _convert_like(rate, x, "rate"))
         if keep_prob is None:
@@ -69,17 +71,12 @@ def dropout(x, keep_prob=None, noise_shape=None, seed: Optional[int] = None,
         if noise_shape is None:
             noise_shape = _shape_of(x)
         # keep_prob + U[0, 1) is >= 1 with probability keep_prob: floor gives the 0/1 mask.
-        random_tensor = _math_ops.add(keep_prob, _random_ops().random_uniform(
+        random_tensor = _math_ops.add(keep_prob, _random_ops.random_uniform(
             noise_shape, seed=seed, dtype=x.dtype))
         mask = _math_ops.floor(random_tensor)
         ret = _math_ops.multiply(_math_ops.divide(x, keep_prob), mask, name=scope)
         ret.set_shape(x.shape)
         return ret
-
-
-def _random_ops():
-    from .ops import random_ops
-    return random_ops
 
 
 # ---------------------------------------------------------------------------------------------

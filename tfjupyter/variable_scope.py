@@ -24,7 +24,7 @@ import inspect
 import os
 import threading
 import traceback
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 
 from . import init_ops
 from .framework import dtypes
@@ -55,7 +55,7 @@ def no_regularizer(_) -> None:
     return None
 
 
-# -- VariableScope -----------------------------------------------------------------------------------
+# -- VariableScope ---------------------------------------------------------------------------------
 class VariableScope:
     """The defaults ``get_variable`` applies under a ``variable_scope``: its name prefix, reuse
     flag, initializer, regularizer, dtype, custom getter...; ``original_name_scope`` is the name
@@ -181,7 +181,7 @@ def _value_dtype(value) -> dtypes.DType:
     return dtypes.as_dtype(numpy_to_tensor_value(value).dtype)
 
 
-# -- the variable store ------------------------------------------------------------------------------
+# -- the variable store ----------------------------------------------------------------------------
 class _VariableStore:
     """The variables get_variable created in one graph, by full name."""
 
@@ -360,7 +360,7 @@ def _needs_no_arguments(fn: Callable) -> bool:
                for p in params)
 
 
-# -- per-graph state ---------------------------------------------------------------------------------
+# -- per-graph state -------------------------------------------------------------------------------
 class _VariableScopeStore(threading.local):
     """The current variable scope and how many times each scope name was opened (per thread)."""
 

@@ -103,8 +103,12 @@ class Variable:
         graph = get_default_graph()
         with graph.name_scope(name or "Variable") as scope:
             if callable(initial_value):
-                with graph.name_scope("Initializer"):
+                # As TF: the initializer's ops ignore device scopes and live with the variable.
+                first_new = len(graph._ops)
+                with graph.name_scope("Initializer"), graph.device(None):
                     initial_value = initial_value()
+                for init_op in graph._ops[first_new:]:
+                    init_op._attrs["_class"] = [f"loc:@{scope[:-1]}".encode()]
             self._initial_value = convert_to_tensor(initial_value, dtype=dtype,
                                                     name="initial_value")
             shape = self._initial_value.shape

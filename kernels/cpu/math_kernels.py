@@ -1,4 +1,6 @@
-"""CPU kernels for math ops. Where a numpy ufunc is exactly the kernel, it is the kernel.
+"""CPU kernels for math ops. Where a numpy ufunc is exactly the kernel, it is the kernel; for
++ - * / and comparisons the Python operator is (the same ufunc for arrays, and numpy's fast
+scalar path for 0-D values: 90 ns instead of 900 ns, which chains of scalar ops feel).
 
 Outputs are fresh arrays (or numpy scalars for 0-D results, as TensorFlow's Session returns
 them). In-place steps use augmented assignment (``out *= y``), which also works on numpy
@@ -6,6 +8,7 @@ scalars. Sigmoid and the fused sigmoid/tanh backward ops are single Numba passes
 """
 from __future__ import annotations
 
+import operator
 from typing import Callable
 
 import numpy as np
@@ -43,27 +46,27 @@ def _truncate_div(x, y):
 
 @KERNELS.register("Add", "AddV2")
 def add(op, ctx):
-    return np.add
+    return operator.add
 
 
 @KERNELS.register("Sub")
 def sub(op, ctx):
-    return np.subtract
+    return operator.sub
 
 
 @KERNELS.register("Mul")
 def mul(op, ctx):
-    return np.multiply
+    return operator.mul
 
 
 @KERNELS.register("RealDiv")
 def real_div(op, ctx):
-    return np.true_divide
+    return operator.truediv
 
 
 @KERNELS.register("Div")
 def div(op, ctx):
-    return np.true_divide if _is_float(op) else _check_int_divisor(_truncate_div)
+    return operator.truediv if _is_float(op) else _check_int_divisor(_truncate_div)
 
 
 @KERNELS.register("FloorDiv")
@@ -104,8 +107,8 @@ def squared_difference(op, ctx):
 
 
 # -- comparisons and logic -------------------------------------------------------------------------------
-_COMPARISONS = {"Less": np.less, "LessEqual": np.less_equal, "Greater": np.greater,
-                "GreaterEqual": np.greater_equal, "Equal": np.equal, "NotEqual": np.not_equal,
+_COMPARISONS = {"Less": operator.lt, "LessEqual": operator.le, "Greater": operator.gt,
+                "GreaterEqual": operator.ge, "Equal": np.equal, "NotEqual": np.not_equal,
                 "LogicalAnd": np.logical_and, "LogicalOr": np.logical_or,
                 "LogicalNot": np.logical_not}
 
@@ -372,3 +375,9 @@ def batch_matmul(op, ctx):
 
 # Reductions, ArgMax/ArgMin, Cumsum/Cumprod and Range (imported here to register them).
 from . import reduction_kernels  # noqa: E402,F401
+
+
+@KERNELS.register("Qr")
+def qr(op, ctx):
+    mode = "complete" if op.get_attr("full_matrices") else "reduced"
+    return lambda x: tuple(np.linalg.qr(x, mode=mode))

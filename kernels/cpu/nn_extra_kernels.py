@@ -1,16 +1,18 @@
 """CPU kernels for the nn ops beyond nn_kernels: in_top_k, top_k, local response
-normalization (LRN; float16 is computed in float32) and the candidate samplers."""
+normalization (LRN; float16 is computed in float32), MaxPoolGradGrad (second derivatives of
+max pooling) and the candidate samplers."""
 from __future__ import annotations
 
 import math
 from typing import Callable, Tuple
 
 import numpy as np
+from numba import njit
 
 from . import KERNELS
 from .random_kernels import generator
 
-__all__ = ["in_top_k", "top_k", "lrn", "lrn_grad", "sample_candidates"]
+__all__ = ["in_top_k", "top_k", "lrn", "lrn_grad", "max_pool_grad_grad", "sample_candidates"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -151,6 +153,71 @@ def lrn_grad_kernel(op, ctx):
 
     def run(grads, x, y):
         return lrn_grad(grads, x, y, radius, bias, alpha, beta)
+    return run
+
+
+# ---------------------------------------------------------------------------------------------
+# MaxPoolGradGrad
+
+
+@njit(cache=True, nogil=True)
+def _max_pool_grad_grad_nb(x, grad, kh, kw, sh, sw, pt, pl, out):
+    """out[window] = grad at the window's first maximum (rows scanned before columns, as
+    MaxPool's gradient routes it); padding never wins."""
+    n, h, w, c = x.shape
+    _, oh, ow, _ = out.shape
+    for b in range(n):
+        for i in range(oh):
+            y0 = i * sh - pt
+            ya, yb = max(y0, 0), min(y0 + kh, h)
+            for j in range(ow):
+                x0 = j * sw - pl
+                xa, xb = max(x0, 0), min(x0 + kw, w)
+                for ch in range(c):
+                    best = x[b, ya, xa, ch]
+                    value = grad[b, ya, xa, ch]
+                    for y in range(ya, yb):
+                        for xx in range(xa, xb):
+                            if x[b, y, xx, ch] > best:
+                                best = x[b, y, xx, ch]
+                                value = grad[b, y, xx, ch]
+                    out[b, i, j, ch] = value
+
+
+def _pool_window(size: int, k: int, stride: int, same: bool):
+    """(output size, padding before) along one axis, TensorFlow's formulas."""
+    if same:
+        out = -(-size // stride)
+        return out, max((out - 1) * stride + k - size, 0) // 2
+    return -(-(size - k + 1) // stride), 0
+
+
+def max_pool_grad_grad(x: np.ndarray, grad: np.ndarray, ksize, strides, same: bool) -> np.ndarray:
+    """The gradient of MaxPoolGrad with respect to its gradient input (NHWC)."""
+    if x.dtype == np.float16:
+        return max_pool_grad_grad(x.astype(np.float32), grad.astype(np.float32), ksize, strides,
+                                  same).astype(np.float16)
+    x = np.ascontiguousarray(x)
+    grad = np.ascontiguousarray(grad, dtype=x.dtype)
+    oh, pt = _pool_window(x.shape[1], ksize[0], strides[0], same)
+    ow, pl = _pool_window(x.shape[2], ksize[1], strides[1], same)
+    out = np.empty((x.shape[0], oh, ow, x.shape[3]), x.dtype)
+    _max_pool_grad_grad_nb(x, grad, ksize[0], ksize[1], strides[0], strides[1], pt, pl, out)
+    return out
+
+
+@KERNELS.register("MaxPoolGradGrad")
+def max_pool_grad_grad_kernel(op, ctx):
+    data_format = op.get_attr("data_format")
+    if (data_format.decode() if isinstance(data_format, bytes) else data_format) != "NHWC":
+        raise ValueError(f"MaxPoolGradGrad op '{op.name}': only NHWC is supported on CPU.")
+    ksize, strides = op.get_attr("ksize"), op.get_attr("strides")
+    ksize, strides = (int(ksize[1]), int(ksize[2])), (int(strides[1]), int(strides[2]))
+    padding = op.get_attr("padding")
+    same = (padding.decode() if isinstance(padding, bytes) else padding) == "SAME"
+
+    def run(orig_input, orig_output, grad):
+        return max_pool_grad_grad(orig_input, grad, ksize, strides, same)
     return run
 
 

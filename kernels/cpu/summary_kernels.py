@@ -12,9 +12,11 @@ import zlib
 import numpy as np
 
 from tfjupyter.framework import errors
-from tfjupyter.summary._encoding import field_bytes, field_double, field_varint, parse_fields, varint
+from tfjupyter.summary._encoding import (field_bytes, field_double, field_varint, parse_fields,
+                                          varint)
 
 from . import KERNELS
+from . import io_kernels  # noqa: F401  (registers the checkpoint kernels until __init__ lists them)
 
 _DBL_MAX = sys.float_info.max
 

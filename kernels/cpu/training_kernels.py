@@ -3,8 +3,8 @@ ApplyRMSProp, ApplyCenteredRMSProp, ApplyAdam and ApplyAdadelta.
 
 Each one updates its variable and slots in place, in the buffers of the device's
 ResourceManager, with one fused Numba loop: every element of grad and of each slot is read
-once and written once, and nothing is allocated.  The hyperparameters arrive as 0-d arrays
-and become Python floats.  float16 state is computed in float32 and written back.
+once and written once, and nothing is allocated.  The scalar hyperparameters become numpy
+scalars of the state's precision; float16 state is computed in float32 and written back.
 The math is TensorFlow's (core/kernels/training_ops.cc).
 """
 from __future__ import annotations
@@ -153,12 +153,11 @@ def _updater(op, ctx, loop: Callable) -> Callable:
     where = f"\n\t [[node {op.name} ({op.type}) on {ctx.name}]]"
     dtype = op.inputs[0].dtype.as_numpy_dtype
     scalar_type = np.float64 if dtype == np.float64 else np.float32
-    refs: Tuple[np.ndarray, ...] = ()
-    flats: List[np.ndarray] = []
-    shape: Tuple[int, ...] = ()
+    # (buffers, their flat views, their shape), replaced as a whole: steps may run in threads.
+    state: Tuple[Tuple[np.ndarray, ...], List[np.ndarray], Tuple[int, ...]] = ((), [], ())
 
-    def refresh() -> None:
-        nonlocal refs, flats, shape
+    def refresh() -> Tuple[Tuple[np.ndarray, ...], List[np.ndarray], Tuple[int, ...]]:
+        nonlocal state
         try:
             found = lookup(store)
         except KeyError:
@@ -173,31 +172,32 @@ def _updater(op, ctx, loop: Callable) -> Callable:
                     f"{_dims(found[0].shape)} {_dims(ref.shape)}{where}")
             if not ref.flags.c_contiguous:  # never from Assign; kept correct if it happens
                 found[k] = store[names[k]] = np.ascontiguousarray(ref)
-        refs, shape = tuple(found), found[0].shape
-        flats = [ref.reshape(-1) for ref in refs]
+        state = (tuple(found), [ref.reshape(-1) for ref in found], found[0].shape)
+        return state
 
-    def check_grad(grad) -> None:
+    def check_grad(grad, shape) -> None:
         if np.shape(grad) != shape:
             raise errors.InvalidArgumentError(
                 None, op, f"var and grad do not have the same shape{_dims(shape)} "
                 f"{_dims(np.shape(grad))}{where}")
 
     def update(grad, *scalars):
+        refs, flats, shape = state
         try:
             same = all(map(operator.is_, lookup(store), refs)) and refs
         except KeyError:
             same = False
         if not same:
-            refresh()
+            refs, flats, shape = refresh()
         if grad.shape != shape:
-            check_grad(grad)
+            check_grad(grad, shape)
         loop(*flats, grad.reshape(-1), *map(scalar_type, scalars))
         return refs[0]
 
     def update_half(grad, *scalars):
         # float16 state: computed in float32, written back.
-        refresh()
-        check_grad(grad)
+        refs, _, shape = refresh()
+        check_grad(grad, shape)
         work = [ref.astype(np.float32) for ref in refs]
         loop(*[w.reshape(-1) for w in work], np.asarray(grad, np.float32).reshape(-1),
              *map(np.float32, scalars))

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import List, Optional, Tuple
 
-from ..framework import dtypes
 from ..framework.ops import Tensor, convert_to_tensor, name_scope
 from . import array_ops
 from .math_ops import (add, add_n, cast, greater, maximum, minimum, multiply, realdiv, rsqrt,
@@ -71,7 +70,7 @@ def _tensor_list(t_list, what: str = "t_list") -> list:
 def global_norm(t_list, name: Optional[str] = None) -> Tensor:
     """``sqrt(sum(l2norm(t)**2 for t in t_list))``; None entries are ignored."""
     t_list = _tensor_list(t_list)
-    with name_scope(name, "global_norm", t_list) as scope:
+    with name_scope(name, "global_norm", t_list):
         values = [convert_to_tensor(t, name=f"t_{i}") for i, t in enumerate(t_list)
                   if t is not None]
         if not values:

@@ -212,7 +212,8 @@ def _conv2d_backprop_filter_grad(op, grad):
 def _conv_api_attrs(api: str, strides, padding, use_cudnn_on_gpu, data_format, dilations) -> dict:
     return {"strides": _int_list(strides, "strides", api),
             "padding": _as_str(padding, "padding", api),
-            "data_format": _as_str(data_format, "data_format", api),
+            "data_format": "NHWC" if data_format is None else
+            _as_str(data_format, "data_format", api),
             "dilations": _int_list([1, 1, 1, 1] if dilations is None else dilations,
                                    "dilations", api),
             "use_cudnn_on_gpu": bool(use_cudnn_on_gpu)}
@@ -275,9 +276,9 @@ def conv2d_transpose(value, filter, output_shape, strides: Sequence[int],  # noq
         sizes = array_ops._to_int_tensor(output_shape, "output_shape")
         if sizes.shape.ndims is not None and not sizes.shape.is_compatible_with([4]):
             raise ValueError(f"output_shape must have shape (4,), got {sizes.shape}")
-        out = const_ints(sizes)
+        out = partial_ints(sizes, 4)
         w_out = w.shape[2].value if w.shape.ndims == 4 else None
-        if out is not None and w_out is not None and out[channel] != w_out:
+        if out[channel] is not None and w_out is not None and out[channel] != w_out:
             raise ValueError(f"output_shape does not match filter's output channels, "
                              f"{out[channel]} != {w_out}")
         return conv2d_backprop_input(sizes, w, value, strides, padding, data_format=fmt,
@@ -330,6 +331,18 @@ def _max_pool_grad_shape(op):
     return [(x.dtype, x.shape)]
 
 
+@register_op("MaxPoolGradGrad")
+def _max_pool_grad_grad_shape(op):
+    x, y, grad = op.inputs
+    _shapes.check_dtype_in(op, x, REALS)
+    _shapes.check_same_dtype(op, x, y, grad)
+    _, want = _pool_output(op, x)
+    if not y.shape.is_compatible_with(want) or not grad.shape.is_compatible_with(x.shape):
+        raise ValueError(f"{op.type} op '{op.name}': expected orig_output of shape {want} and "
+                         f"grad of the input's shape {x.shape}, got {input_shapes(op)}.")
+    return [(x.dtype, want.merge_with(y.shape))]
+
+
 @register_op("AvgPoolGrad")
 def _avg_pool_grad_shape(op):
     sizes, grad = op.inputs
@@ -344,7 +357,7 @@ def _avg_pool_grad_shape(op):
 
 
 class _StaticShape:
-    """Stands for a tensor whose static shape is known from a shape input's constant value."""
+    """Stands for a tensor whose static shape is known from a shape input's value."""
 
     def __init__(self, dims: Sequence[Optional[int]]):
         self.shape = TensorShape(dims)
@@ -354,6 +367,22 @@ class _StaticShape:
 def _max_pool_grad(op, grad):
     return [outputs("MaxPoolGrad", [op.inputs[0], op.outputs[0], grad], _pool_attrs(op),
                      None)[0]]
+
+
+@register_gradient("MaxPoolGrad")
+def _max_pool_grad_grad(op, grad):
+    # Linear in its gradient input (it routes each window's gradient to the window's max);
+    # piecewise constant in the pooled values, whose gradients are therefore zero.
+    x, y, _ = op.inputs
+    return [array_ops.zeros_like(x), array_ops.zeros_like(y),
+            outputs("MaxPoolGradGrad", [x, y, grad], _pool_attrs(op), None)[0]]
+
+
+@register_gradient("MaxPoolGradGrad")
+def _max_pool_grad_grad_grad(op, grad):
+    x, y, _ = op.inputs
+    return [array_ops.zeros_like(x), array_ops.zeros_like(y),
+            outputs("MaxPoolGrad", [x, y, grad], _pool_attrs(op), None)[0]]
 
 
 @register_gradient("AvgPool")
@@ -371,7 +400,8 @@ def _pool(op_type: str, api: str, value, ksize, strides, padding, data_format,
           name: Optional[str]) -> Tensor:
     attrs = {"ksize": _int_list(ksize, "ksize", api), "strides": _int_list(strides, "strides", api),
              "padding": _as_str(padding, "padding", api),
-             "data_format": _as_str(data_format, "data_format", api)}
+             "data_format": "NHWC" if data_format is None else
+             _as_str(data_format, "data_format", api)}
     return outputs(op_type, [convert_to_tensor(value, name="input")], attrs, name)[0]
 
 

@@ -192,6 +192,8 @@ def _reduced_count(op) -> Union[int, Tensor]:
         dims = [x.shape.as_list()[a] for a in axes]
         if None not in dims:
             return int(np.prod(dims, dtype=np.int64))
+        if len(axes) == x.shape.ndims:
+            return array_ops.size(x)
     return floordiv(array_ops.size(x), maximum(array_ops.size(y), 1))
 
 

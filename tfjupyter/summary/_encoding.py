@@ -17,7 +17,7 @@ from ..framework import dtypes
 
 __all__: List[str] = []
 
-# -- CRC-32C ------------------------------------------------------------------------------------------
+# -- CRC-32C ---------------------------------------------------------------------------------------
 
 
 def _crc32c_tables() -> np.ndarray:
@@ -46,7 +46,8 @@ def _crc32c_extend_nb(crc, data, t):  # pragma: no cover - compiled
     i = 0
     while i + 8 <= n:
         c ^= (np.uint32(data[i]) | (np.uint32(data[i + 1]) << np.uint32(8))
-              | (np.uint32(data[i + 2]) << np.uint32(16)) | (np.uint32(data[i + 3]) << np.uint32(24)))
+              | (np.uint32(data[i + 2]) << np.uint32(16))
+              | (np.uint32(data[i + 3]) << np.uint32(24)))
         c = (t[7, c & 0xFF] ^ t[6, (c >> np.uint32(8)) & 0xFF] ^ t[5, (c >> np.uint32(16)) & 0xFF]
              ^ t[4, c >> np.uint32(24)] ^ t[3, data[i + 4]] ^ t[2, data[i + 5]]
              ^ t[1, data[i + 6]] ^ t[0, data[i + 7]])
@@ -96,7 +97,7 @@ def masked_crc32c(data) -> int:
     return mask_crc(crc32c(data))
 
 
-# -- protobuf wire format --------------------------------------------------------------------------------
+# -- protobuf wire format --------------------------------------------------------------------------
 VARINT, FIXED64, LENGTH, FIXED32 = 0, 1, 2, 5
 
 
@@ -175,7 +176,7 @@ def parse_fields(buf: bytes) -> Dict[int, list]:
     return fields
 
 
-# -- TensorFlow's DataType enum ---------------------------------------------------------------------------
+# -- TensorFlow's DataType enum --------------------------------------------------------------------
 DATATYPE_ENUM: Dict[dtypes.DType, int] = {
     dtypes.float32: 1, dtypes.float64: 2, dtypes.int32: 3, dtypes.uint8: 4, dtypes.int16: 5,
     dtypes.int8: 6, dtypes.string: 7, dtypes.int64: 9, dtypes.bool: 10, dtypes.float16: 19,

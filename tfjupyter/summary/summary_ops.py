@@ -27,7 +27,7 @@ _REAL_TYPES = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.uint8, dtype
 _IMAGE_TYPES = (dtypes.uint8, dtypes.float32, dtypes.float16, dtypes.float64)
 
 
-# -- op definitions ---------------------------------------------------------------------------------
+# -- op definitions --------------------------------------------------------------------------------
 def _check_type(op, t: Tensor, what: str, allowed) -> None:
     if t.dtype not in allowed:
         names = ", ".join(d.name for d in allowed)
@@ -100,7 +100,7 @@ for _t in ("ScalarSummary", "HistogramSummary", "ImageSummary", "MergeSummary"):
     NotDifferentiable(_t)
 
 
-# -- building ---------------------------------------------------------------------------------------
+# -- building --------------------------------------------------------------------------------------
 _INVALID_TAG_CHARACTERS = re.compile(r"[^-/\w\.]")
 
 

@@ -116,7 +116,7 @@ class FileWriter:
         tagged.run_metadata = _run_metadata_proto(run_metadata).SerializeToString()
         self._add_event(event_pb2.Event(tagged_run_metadata=tagged), global_step)
 
-    # -- lifecycle ----------------------------------------------------------------------------------
+    # -- lifecycle ---------------------------------------------------------------------------------
     def get_logdir(self) -> str:
         return self._logdir
 

@@ -250,7 +250,7 @@ def remove_checkpoint(checkpoint_prefix: str, checkpoint_format_version: int = V
                 pass
 
 
-# -- reading checkpoints directly --------------------------------------------------------------------
+# -- reading checkpoints directly ------------------------------------------------------------------
 class CheckpointReader:
     """``tf.train.NewCheckpointReader(prefix)``: the tensors of a checkpoint, by name."""
 

@@ -11,7 +11,7 @@ variable, as TensorFlow names them; ``get_slot(var, "m")`` finds them.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..framework import dtypes
 from ..framework.ops import (Graph, GraphKeys, Operation, Tensor, convert_to_tensor,
@@ -19,7 +19,7 @@ from ..framework.ops import (Graph, GraphKeys, Operation, Tensor, convert_to_ten
 from ..framework.registry import NotDifferentiable, register_op
 from ..framework.tensor_shape import TensorShape, list_str
 from ..gradients import gradients
-from ..ops import _shapes, array_ops, control_flow_ops, math_ops
+from ..ops import _shapes, control_flow_ops, math_ops
 from ..variables import Variable, assign_add
 from .training_util import create_filled_slot, create_slot
 
@@ -62,7 +62,7 @@ def _apply_shape(op) -> List[Tuple[dtypes.DType, TensorShape]]:
                     f"{list_str(t.shape)} for '{op.name}' (op: '{op.type}')")
             shape = shape.merge_with(t.shape)
         elif t.shape.ndims not in (None, 0):
-            raise ValueError(f"{arg} is not a scalar: {list_str(t.shape)} — shape must be rank "
+            raise ValueError(f"{arg} is not a scalar: {list_str(t.shape)}; shape must be rank "
                              f"0 but is rank {t.shape.ndims} for '{op.name}' (op: '{op.type}')")
     return [(var.dtype, shape)]
 
@@ -108,8 +108,7 @@ def apply_momentum(var, accum, lr, grad, momentum, use_locking: bool = False,
 def apply_adagrad(var, accum, lr, grad, use_locking: bool = False,
                   name: Optional[str] = None) -> Tensor:
     """``accum += grad^2``; ``var -= lr * grad / sqrt(accum)``."""
-    return _apply("ApplyAdagrad", [var, accum], [lr, grad], use_locking, name,
-                  update_slots=True)
+    return _apply("ApplyAdagrad", [var, accum], [lr, grad], use_locking, name)
 
 
 def apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad, use_locking: bool = False,
@@ -276,6 +275,10 @@ class Optimizer:
         if not var_list:
             raise ValueError(f"No gradients provided for any variable: "
                              f"{tuple(str(v) for _, v in converted)}.")
+        if global_step is not None:
+            step = _ref(global_step)
+            if not isinstance(step, Tensor) or step.op.type != "VariableV2":
+                raise TypeError(f"global_step must be a Variable, got {global_step!r}")
         graph = var_list[0].graph
         with graph.as_default():
             with graph.control_dependencies(None):
@@ -297,7 +300,7 @@ class Optimizer:
                     apply_updates = self._finish(update_ops, scope)
                 else:
                     with graph.control_dependencies([self._finish(update_ops, "update")]):
-                        with graph.colocate_with(_ref(global_step).op):
+                        with graph.colocate_with(step.op):
                             apply_updates = assign_add(global_step, 1, name=scope).op
             train_ops = graph.get_collection_ref(GraphKeys.TRAIN_OP)
             if apply_updates not in train_ops:

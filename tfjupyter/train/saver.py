@@ -44,7 +44,7 @@ _VARIABLE_OP_TYPES = frozenset({"Variable", "VariableV2", "AutoReloadVariable"})
 SAVEABLE_OBJECTS = getattr(GraphKeys, "SAVEABLE_OBJECTS", "saveable_objects")
 
 
-# -- io ops ------------------------------------------------------------------------------------------
+# -- io ops ----------------------------------------------------------------------------------------
 def _check_string(op, t: Tensor, what: str, rank: Optional[int]) -> None:
     if t.dtype is not dtypes.string:
         raise TypeError(f"Input '{what}' of '{op.type}' Op '{op.name}' has type {t.dtype.name} "
@@ -245,7 +245,7 @@ def validate_and_slice_inputs(names_to_saveables) -> List[SaveableObject]:
     return saveables
 
 
-# -- the builder ------------------------------------------------------------------------------------
+# -- the builder -----------------------------------------------------------------------------------
 def _set_cpu0(device: str) -> str:
     spec = DeviceSpec.from_string(device or "")
     spec.device_type, spec.device_index = "CPU", 0
@@ -419,7 +419,7 @@ def _wrap_restore_error(err: errors.OpError, verbiage: str) -> errors.OpError:
     return type(err)(err.node_def, err.op, message)
 
 
-# -- Saver ------------------------------------------------------------------------------------------
+# -- Saver -----------------------------------------------------------------------------------------
 class Saver:
     """Saves and restores variables: ``saver.save(sess, path, global_step=step)``,
     ``saver.restore(sess, tf.train.latest_checkpoint(dir))``."""
@@ -515,7 +515,7 @@ class Saver:
     def from_proto(saver_def: saver_pb2.SaverDef, import_scope: Optional[str] = None) -> "Saver":
         return Saver(saver_def=saver_def, name=import_scope)
 
-    # -- bookkeeping of kept checkpoints ---------------------------------------------------------------
+    # -- bookkeeping of kept checkpoints -----------------------------------------------------------
     @property
     def last_checkpoints(self) -> List[str]:
         """The kept checkpoints' prefixes, oldest first."""
@@ -560,7 +560,7 @@ class Saver:
             except OSError as e:
                 _log.warning("Ignoring: %s", e)
 
-    # -- save / restore -------------------------------------------------------------------------------
+    # -- save / restore ----------------------------------------------------------------------------
     def save(self, sess, save_path: str, global_step=None, latest_filename: Optional[str] = None,
              meta_graph_suffix: str = "meta", write_meta_graph: bool = True,
              write_state: bool = True, strip_default_attrs: bool = False,

@@ -44,7 +44,7 @@ def data_filename(prefix: str, shard: int, num_shards: int) -> str:
     return f"{prefix}.data-{shard:05d}-of-{num_shards:05d}"
 
 
-# -- entries ----------------------------------------------------------------------------------------
+# -- entries ---------------------------------------------------------------------------------------
 class BundleEntry:
     """A BundleEntryProto: where a tensor's bytes are and what they are."""
 
@@ -89,7 +89,7 @@ def _encode_header(num_shards: int) -> bytes:
     return field_varint(1, num_shards) + field_bytes(3, version)   # endianness LITTLE = 0
 
 
-# -- the LevelDB table ------------------------------------------------------------------------------
+# -- the LevelDB table -----------------------------------------------------------------------------
 class _BlockBuilder:
     def __init__(self, restart_interval: int):
         self.interval = restart_interval
@@ -236,7 +236,7 @@ def _corrupt(filename: str, detail: str) -> errors.DataLossError:
         f"produced by a newer version of TensorFlow with format changes ({detail})")
 
 
-# -- atomic files -----------------------------------------------------------------------------------
+# -- atomic files ----------------------------------------------------------------------------------
 def temp_name(path: str) -> str:
     return f"{path}.tempstate{random.getrandbits(63)}"
 
@@ -294,7 +294,7 @@ def as_os_error(e: OSError, what: str) -> errors.OpError:
     return errors.UnknownError(None, None, message)
 
 
-# -- writing ----------------------------------------------------------------------------------------
+# -- writing ---------------------------------------------------------------------------------------
 def _string_tensor_bytes(arr: np.ndarray) -> Tuple[bytes, int]:
     items = [x if isinstance(x, bytes) else str(x).encode() for x in arr.reshape(-1)]
     lengths = b"".join(varint(len(x)) for x in items)
@@ -399,7 +399,7 @@ def write_bundle(prefix: str, tensors: Sequence[Tuple[str, np.ndarray]]) -> None
     writer.finish()
 
 
-# -- reading ----------------------------------------------------------------------------------------
+# -- reading ---------------------------------------------------------------------------------------
 class BundleReader:
     """Reads a V2 checkpoint: ``entry(name)``, ``read(name)``; verifies every checksum."""
 
@@ -519,7 +519,7 @@ class BundleReader:
         return out.reshape(entry.shape), crc
 
 
-# -- sharded checkpoints ------------------------------------------------------------------------------
+# -- sharded checkpoints ---------------------------------------------------------------------------
 def merge_bundles(prefixes: Sequence[str], merged_prefix: str, delete_old_dirs: bool) -> None:
     """MergeV2Checkpoints: shard bundles -> one bundle under ``merged_prefix``."""
     readers = [BundleReader(p) for p in prefixes]

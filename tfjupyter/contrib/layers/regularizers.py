@@ -10,8 +10,8 @@ import numbers
 from typing import Callable, Optional, Sequence
 
 from ... import nn
-from ...framework.ops import GraphKeys, Tensor, convert_to_tensor, get_collection, name_scope
-from ...framework.ops import add_to_collection
+from ...framework.ops import (GraphKeys, Tensor, add_to_collection, convert_to_tensor,
+                              get_collection, name_scope)
 from ...ops import array_ops, math_ops
 
 __all__ = ["l1_regularizer", "l2_regularizer", "l1_l2_regularizer", "sum_regularizer",
