@@ -185,6 +185,11 @@ def test_fused_backward_op_values():
     np.testing.assert_allclose(got["ReciprocalGrad"], -dy * y * y)
 
 
+def test_fused_backward_ops_do_not_broadcast():
+    with pytest.raises(ValueError, match="same shape"):
+        tf.get_default_graph().create_op("SigmoidGrad", [tf.ones([2, 3]), tf.ones([3])])
+
+
 def test_sum_to_shape_and_its_gradient():
     x = RNG.uniform(-1, 1, (2, 3))
     b = tf.placeholder(tf.float64, [2, 1])

@@ -108,6 +108,33 @@ def test_numpy_operands_on_either_side():
     np.testing.assert_allclose(run(m @ tf.reshape(x, [3, 1])), [[1], [2], [3]])
 
 
+def test_scalar_mul():
+    x = tf.constant([1.0, -2.0])
+    out = tf.scalar_mul(3, x)
+    assert out.op.type == "Mul" and out.dtype is tf.float32
+    np.testing.assert_allclose(run(out), [3.0, -6.0])
+    np.testing.assert_allclose(run(tf.scalar_mul(tf.constant(0.5), x)), [0.5, -1.0])
+    with pytest.raises(ValueError, match="Only scalar multiply works"):
+        tf.scalar_mul(tf.constant([1.0, 2.0]), x)
+
+
+def test_realdiv_is_for_floats_only():
+    with pytest.raises(TypeError, match="RealDiv"):
+        tf.realdiv(tf.constant([1]), tf.constant([2]))
+
+
+def test_scalar_operands_keep_numpy_scalar_semantics():
+    p = tf.placeholder(tf.float32, [])
+    i = tf.constant(7, tf.int32)
+    outs = run([p + 1.5, p * 2, p / 4, p - tf.constant(0.5), i + 3, i * i, i < 8, p >= 3.0,
+                tf.equal(i, 7), tf.not_equal(tf.constant(True), False),
+                tf.constant(b"ab") + tf.constant(b"c")], {p: 3.0})
+    assert outs[:4] == [4.5, 6.0, 0.75, 2.5] and all(type(o) is np.float32 for o in outs[:4])
+    assert outs[4:6] == [10, 49] and all(type(o) is np.int32 for o in outs[4:6])
+    assert outs[6:10] == [True, True, True, True] and all(type(o) is np.bool_ for o in outs[6:10])
+    assert outs[10] == b"abc"
+
+
 def test_add_concatenates_strings():
     out = tf.add(tf.constant([b"ab", b"c"]), tf.constant([b"x", b"yz"]))
     assert out.dtype is tf.string

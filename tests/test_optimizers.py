@@ -310,7 +310,7 @@ def test_minimize_least_squares_drives_loss_down():
                       ("adagrad", tf.train.AdagradOptimizer(0.5)),
                       ("rmsprop", tf.train.RMSPropOptimizer(0.05)),
                       ("adam", tf.train.AdamOptimizer(0.1))]:
-        with tf.variable_scope(name) if hasattr(tf, "variable_scope") else tf.name_scope(name):
+        with tf.name_scope(name):
             w = tf.Variable(tf.zeros([3, 1]), name="w")
             b = tf.Variable(tf.zeros([1]), name="b")
             loss = tf.reduce_mean(tf.square(tf.matmul(x, w) + b - y))
@@ -493,8 +493,6 @@ def test_learning_rate_variable_changed_between_steps():
         np.testing.assert_allclose(sess.run(w), [-0.5])
 
 
-@pytest.mark.xfail(strict=True, reason="needs the Apply* op types in "
-                   "runtime/executor._PERSISTENT_OUTPUT_TYPES (fetches of them must be copied)")
 def test_fetched_update_is_a_snapshot():
     from tfjupyter.train.optimizers import apply_gradient_descent
     w = tf.Variable([1.0, 2.0], name="w")
@@ -505,3 +503,17 @@ def test_fetched_update_is_a_snapshot():
         first = sess.run(update, {g: [1.0, 1.0]})
         sess.run(update, {g: [1.0, 1.0]})
         np.testing.assert_allclose(first, [0.5, 1.5])
+
+
+def test_variable_of_unknown_static_shape_gets_slots_of_its_runtime_shape():
+    init = tf.placeholder_with_default(np.ones((2, 2), np.float32), [None, None])
+    w = tf.Variable(init, validate_shape=False, name="w")
+    g = tf.placeholder(tf.float32, None)
+    opt = tf.train.AdagradOptimizer(0.1, initial_accumulator_value=0.5)
+    train = opt.apply_gradients([(g, w)])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train, {g: np.full((2, 2), 2.0, np.float32)})
+        np.testing.assert_allclose(sess.run(opt.get_slot(w, "accumulator")), np.full((2, 2), 4.5))
+        np.testing.assert_allclose(sess.run(w), np.full((2, 2), 1 - 0.1 * 2 / np.sqrt(4.5)),
+                                   rtol=1e-6)

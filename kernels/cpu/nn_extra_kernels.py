@@ -85,25 +85,34 @@ def top_k_kernel(op, ctx):
 # Local response normalization
 
 
-def _window_sum(a: np.ndarray, radius: int) -> np.ndarray:
-    """sum(a[..., c - radius : c + radius + 1]) for every channel c (clipped at the edges)."""
-    out = a.copy()
-    for offset in range(1, min(radius, a.shape[-1] - 1) + 1):
-        out[..., offset:] += a[..., :-offset]
-        out[..., :-offset] += a[..., offset:]
-    return out
+@njit(cache=True, nogil=True)
+def _window_sum_nb(a, radius, square, scale, offset, out):
+    """out[r, c] = offset + scale * sum(f(a[r, c - radius : c + radius + 1])) with f the
+    square or the identity: one sliding pass per row, accumulated in float64."""
+    rows, c = a.shape
+    top = min(radius, c - 1)
+    for r in range(rows):
+        row = a[r]
+        o = out[r]
+        s = 0.0
+        for k in range(top + 1):
+            v = row[k]
+            s += v * v if square else v
+        for d in range(c):
+            o[d] = offset + scale * s
+            hi = d + radius + 1
+            if hi < c:
+                v = row[hi]
+                s += v * v if square else v
+            lo = d - radius
+            if lo >= 0:
+                v = row[lo]
+                s -= v * v if square else v
 
 
-def _neg_pow(base: np.ndarray, beta: float) -> np.ndarray:
-    """base ** -beta, with the common betas done by square roots (several times faster)."""
-    if beta == 0.5:
-        return 1 / np.sqrt(base)
-    if beta == 0.75:
-        root = np.sqrt(base)
-        return 1 / (root * np.sqrt(root))
-    if beta == 1:
-        return 1 / base
-    return np.power(base, -beta)
+def _rows(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """a as a C-contiguous [pixels, channels] matrix of dtype."""
+    return np.ascontiguousarray(a, dtype=dtype).reshape(-1, a.shape[-1])
 
 
 def _work_dtype(dtype: np.dtype) -> np.dtype:
@@ -112,11 +121,12 @@ def _work_dtype(dtype: np.dtype) -> np.dtype:
 
 def lrn(x: np.ndarray, radius: int, bias: float, alpha: float, beta: float) -> np.ndarray:
     """x / (bias + alpha * sum of x ** 2 over the channels within radius) ** beta (NHWC)."""
-    w = x.astype(_work_dtype(x.dtype), copy=False)
-    norm = _window_sum(w * w, radius)
-    norm *= alpha
-    norm += bias
-    return (w * _neg_pow(norm, beta)).astype(x.dtype, copy=False)
+    rows = _rows(x, _work_dtype(x.dtype))
+    out = np.empty_like(rows)
+    _window_sum_nb(rows, radius, True, alpha, bias, out)
+    np.power(out, -beta, out=out)
+    out *= rows
+    return out.reshape(x.shape).astype(x.dtype, copy=False)
 
 
 def lrn_grad(grads: np.ndarray, x: np.ndarray, y: np.ndarray, radius: int, bias: float,
@@ -124,13 +134,19 @@ def lrn_grad(grads: np.ndarray, x: np.ndarray, y: np.ndarray, radius: int, bias:
     """The gradient of lrn: with N = bias + alpha * window_sum(x ** 2),
     dx = g * N ** -beta - 2 * alpha * beta * x * window_sum(g * y / N)."""
     work = _work_dtype(x.dtype)
-    g, w, out = (a.astype(work, copy=False) for a in (grads, x, y))
-    norm = _window_sum(w * w, radius)
-    norm *= alpha
-    norm += bias
-    dx = g * _neg_pow(norm, beta)
-    dx -= (2 * alpha * beta) * w * _window_sum(g * out / norm, radius)
-    return dx.astype(x.dtype, copy=False)
+    g, xs, ys = _rows(grads, work), _rows(x, work), _rows(y, work)
+    norm = np.empty_like(xs)
+    _window_sum_nb(xs, radius, True, alpha, bias, norm)
+    ratio = g * ys
+    ratio /= norm
+    spread = np.empty_like(ratio)
+    _window_sum_nb(ratio, radius, False, 1.0, 0.0, spread)
+    spread *= xs
+    spread *= -2 * alpha * beta
+    np.power(norm, -beta, out=norm)
+    norm *= g
+    norm += spread
+    return norm.reshape(x.shape).astype(x.dtype, copy=False)
 
 
 def _lrn_attrs(op):

@@ -233,10 +233,11 @@ mul = multiply
 
 def scalar_mul(scalar, x, name: Optional[str] = None) -> Tensor:
     """``scalar * x`` for a scalar (Python number or 0-D tensor)."""
-    if _is_tensorlike(scalar) and convert_to_tensor(scalar).shape.ndims not in (0, None):
-        raise ValueError(f"Only scalar multiply works, got shape "
-                         f"{convert_to_tensor(scalar).shape} for scalar")
-    return _binary("Mul", scalar, x, name, "scalar_mul")
+    with name_scope(name, "Mul", [scalar, x]) as scope:
+        scalar, x = _convert_pair(scalar, x)
+        if scalar.shape.ndims != 0:
+            raise ValueError(f"Only scalar multiply works, got shape {scalar.shape}")
+        return _new_op("Mul", [scalar, x], name=scope).outputs[0]
 
 
 def realdiv(x, y, name: Optional[str] = None) -> Tensor:
@@ -325,9 +326,21 @@ for _op_type, _allowed in (("Neg", SIGNED), ("Abs", SIGNED), ("Square", SIGNED),
                            ("Round", SIGNED), ("Sin", FLOATS), ("Cos", FLOATS)):
     register_op(_op_type)(_unary_shape_fn(_allowed))
 
-# Fused backward ops: (y, dy) -> dx, from the forward op's output y.
+
+
+def _fused_grad_shape(op):
+    """Fused backward ops: (y, dy) -> dx, from the forward op's output y; no broadcasting."""
+    y, dy = op.inputs
+    _shapes.check_same_dtype(op, y, dy)
+    _shapes.check_dtype_in(op, y, FLOATS)
+    if not y.shape.is_compatible_with(dy.shape):
+        raise ValueError(f"{op.type} '{op.name}': y and dy must have the same shape, got "
+                         f"{list_str(y.shape)} and {list_str(dy.shape)}")
+    return [(y.dtype, y.shape.merge_with(dy.shape))]
+
+
 for _op_type in ("SqrtGrad", "RsqrtGrad", "SigmoidGrad", "TanhGrad", "ReciprocalGrad"):
-    register_op(_op_type)(_broadcast_shape_fn(FLOATS))
+    register_op(_op_type)(_fused_grad_shape)
 
 for _op_type in ("Sign", "Floor", "Ceil", "Round"):
     NotDifferentiable(_op_type)
@@ -783,8 +796,10 @@ def _batch_matmul_v2_grad(op, grad):
 
 
 def _needs_batch_broadcast(a: TensorShape, b: TensorShape) -> bool:
+    """Whether a batch product needs BatchMatMulV2 (broadcasting batch dimensions): when the
+    ranks differ, batch dimensions differ, or a rank is unknown (V2 accepts every case)."""
     if a.ndims is None or b.ndims is None:
-        return False
+        return True
     if a.ndims != b.ndims:
         return True
     return not TensorShape(a.as_list()[:-2]).is_compatible_with(b.as_list()[:-2])

@@ -188,9 +188,9 @@ def _last_axis_op(op_type: str, api: str, logits, axis, dim, name: Optional[str]
     if ndims is None:
         raise ValueError(f"{api}: axis={axis} needs the rank of {logits.name}, which is unknown.")
     perm = _move_axis_perm(axis % ndims, ndims)
-    with name_scope(name, api, [logits]):
+    with name_scope(name, api, [logits]) as scope:
         moved = outputs(op_type, [array_ops.transpose(logits, perm)], {}, None)[0]
-        return array_ops.transpose(moved, perm)
+        return array_ops.transpose(moved, perm, name=scope)
 
 
 def softmax(logits, axis: Optional[int] = None, name: Optional[str] = None,
@@ -216,9 +216,9 @@ def _softmax_xent_shape(op):
     _shapes.check_same_dtype(op, features, labels)
     f, l_ = rank_dims(op, features, 2), rank_dims(op, labels, 2)
     if not features.shape.is_compatible_with(labels.shape):
-        raise ValueError(f"logits and labels must be same size: logits_size={list_str(features.shape)} "
-                         f"labels_size={list_str(labels.shape)} for '{op.name}' "
-                         f"(op: '{op.type}')")
+        raise ValueError(f"logits and labels must be same size: logits_size="
+                         f"{list_str(features.shape)} labels_size={list_str(labels.shape)} for "
+                         f"'{op.name}' (op: '{op.type}')")
     batch = f[0] if f[0] is not None else l_[0]
     classes = f[1] if f[1] is not None else l_[1]
     return [(features.dtype, TensorShape([batch])),

@@ -29,10 +29,10 @@ from .devices import Device
 
 __all__ = ["Plan", "StepStats"]
 
-# Ops whose output may be a buffer that outlives the step (a constant, a variable); a fetch of
-# one is copied so the caller never holds memory that the runtime later writes into.
-_PERSISTENT_OUTPUT_TYPES = frozenset({"Const", "VariableV2", "Assign", "AssignAdd", "AssignSub",
-                                      "ScatterAdd", "ScatterSub", "ScatterUpdate"})
+# Ops whose output may be a buffer that outlives the step: constants, variables, and every op
+# that writes a variable (it returns the variable's buffer). A fetch of one is copied so the
+# caller never holds memory that the runtime later writes into.
+_PERSISTENT_OUTPUT_TYPES = frozenset({"Const", "VariableV2"})
 # Ops that forward their input unchanged within a device: the plan aliases instead of calling.
 _FORWARDING_TYPES = frozenset({"Identity", "StopGradient", "Snapshot"})
 _ORDERING_ONLY_TYPES = frozenset({"NoOp"})
@@ -171,7 +171,7 @@ class Plan:
                 if traced:
                     namespace[f"op{index}"] = op
                     emit(f"_stats.add({device.name!r}, op{index}, _s, _time())")
-                if op.type in _PERSISTENT_OUTPUT_TYPES:
+                if op.type in _PERSISTENT_OUTPUT_TYPES or op.op_def.ref_inputs:
                     persistent.update(op._outputs)
                 viewed = _VIEW_TYPES.get(op.type)
                 if viewed is not None and (op._inputs[viewed] in persistent or op._inputs[viewed] in fed):

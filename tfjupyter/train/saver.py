@@ -458,6 +458,7 @@ class Saver:
         self._save_relative_paths = save_relative_paths
         self._last_checkpoints: List[Tuple[str, float]] = []
         self._checkpoints_to_be_deleted: List[Tuple[str, float]] = []
+        self._meta_graph_cache: Optional[Tuple[tuple, bytes]] = None
         self._next_checkpoint_time = time.time() + keep_checkpoint_every_n_hours * 3600
         if not defer_build:
             self.build()
@@ -605,9 +606,23 @@ class Saver:
                                             save_relative_paths=self._save_relative_paths)
                 self._maybe_delete_old_checkpoints(meta_graph_suffix)
         if write_meta_graph:
-            self.export_meta_graph(_cm.meta_graph_filename(checkpoint_file, meta_graph_suffix),
-                                   graph=sess.graph)
+            self._write_meta_graph(_cm.meta_graph_filename(checkpoint_file, meta_graph_suffix),
+                                   sess.graph)
         return model_checkpoint_path
+
+    def _write_meta_graph(self, filename: str, graph) -> None:
+        """Writes the .meta file; the serialized MetaGraphDef is reused while the graph and its
+        collections are unchanged (a training loop saving every N steps pays for it once)."""
+        key = (graph, graph.version, tuple(
+            (k, tuple(id(x) for x in graph.get_collection(k)))
+            for k in sorted(graph.get_all_collection_keys())))
+        if self._meta_graph_cache is None or self._meta_graph_cache[0] != key:
+            meta = export_meta_graph(saver_def=self.saver_def, graph=graph)
+            self._meta_graph_cache = (key, meta.SerializeToString())
+        try:
+            tensor_bundle.atomic_write(filename, self._meta_graph_cache[1])
+        except OSError as e:
+            raise tensor_bundle.as_os_error(e, f"Failed to write meta graph {filename}") from None
 
     def restore(self, sess, save_path: str) -> None:
         """Loads the variables of the checkpoint ``save_path`` (a prefix) into ``sess``."""
