@@ -43,6 +43,9 @@ def test_join_reraises_first_reported_exception():
         coord.join(threads)
     assert all(not t.is_alive() for t in threads)
     assert coord.joined
+    with pytest.raises(KeyError, match="late"):   # nobody joins again: the reporter raises
+        coord.request_stop(KeyError("late"))
+    coord.request_stop()
 
 
 def test_stop_on_exception_reports_and_swallows():

@@ -135,7 +135,9 @@ UNARY = {
     "sqrt": (tf.sqrt, (0.2, 2)), "rsqrt": (tf.rsqrt, (0.2, 2)), "exp": (tf.exp, (-2, 2)),
     "log": (tf.log, (0.2, 2)), "log1p": (tf.log1p, (-0.5, 2)), "sigmoid": (tf.sigmoid, (-3, 3)),
     "tanh": (tf.tanh, (-2, 2)), "reciprocal": (tf.reciprocal, (0.3, 2)),
-    "sin": (tf.sin, (-3, 3)), "cos": (tf.cos, (-3, 3)),
+    "sin": (tf.sin, (-3, 3)), "cos": (tf.cos, (-3, 3)), "tan": (tf.tan, (-1.2, 1.2)),
+    "asin": (tf.asin, (-0.9, 0.9)), "acos": (tf.acos, (-0.9, 0.9)), "atan": (tf.atan, (-3, 3)),
+    "expm1": (tf.expm1, (-2, 2)),
 }
 
 

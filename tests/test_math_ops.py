@@ -168,8 +168,7 @@ def test_tf_div_is_python2_division():
 
 
 def test_raw_div_op_truncates_integers_like_tensorflow():
-    out = tf.Graph.create_op(tf.get_default_graph(), "Div",
-                             [tf.constant(I), tf.constant(J)]).outputs[0]
+    out = tf.get_default_graph().create_op("Div", [tf.constant(I), tf.constant(J)]).outputs[0]
     np.testing.assert_array_equal(run(out), [-3, 3, 3, -3, 2, -2])
 
 
@@ -329,9 +328,11 @@ UNARY = [
     (tf.sqrt, np.sqrt), (tf.rsqrt, lambda v: 1 / np.sqrt(v)), (tf.exp, np.exp),
     (tf.log, np.log), (tf.log1p, np.log1p), (tf.sigmoid, _sigmoid), (tf.tanh, np.tanh),
     (tf.sign, np.sign), (tf.reciprocal, np.reciprocal), (tf.floor, np.floor), (tf.ceil, np.ceil),
-    (tf.round, np.round), (tf.sin, np.sin), (tf.cos, np.cos),
+    (tf.round, np.round), (tf.sin, np.sin), (tf.cos, np.cos), (tf.tan, np.tan),
+    (tf.asin, np.arcsin), (tf.acos, np.arccos), (tf.atan, np.arctan), (tf.expm1, np.expm1),
 ]
 POSITIVE_ONLY = {tf.sqrt, tf.rsqrt, tf.log, tf.log1p}
+UNIT_INTERVAL = {tf.asin, tf.acos}
 
 
 @pytest.mark.parametrize("fn,ref", UNARY, ids=[f.__name__ for f, _ in UNARY])
@@ -340,6 +341,8 @@ def test_unary_values(fn, ref, dtype):
     xv = np.array([[-2.5, -0.5, 0.3], [0.5, 1.5, 7.25]], dtype)
     if fn in POSITIVE_ONLY:
         xv = np.abs(xv)
+    if fn in UNIT_INTERVAL:
+        xv = xv / 8
     out = fn(tf.constant(xv))
     assert out.dtype is tf.as_dtype(dtype) and out.shape == xv.shape
     result = run(out)
@@ -364,6 +367,15 @@ def test_sigmoid_is_stable_and_accurate_in_the_tails():
     half = run(tf.sigmoid(tf.constant(np.array([-3.0, 0.0, 3.0], np.float16))))
     assert half.dtype == np.float16
     np.testing.assert_allclose(half, _sigmoid(np.array([-3.0, 0.0, 3.0])), rtol=2e-3)
+
+
+def test_is_nan_is_inf_is_finite():
+    v = tf.constant([1.0, np.nan, np.inf, -np.inf])
+    got = run([tf.is_nan(v), tf.is_inf(v), tf.is_finite(v)])
+    np.testing.assert_array_equal(got[0], [False, True, False, False])
+    np.testing.assert_array_equal(got[1], [False, False, True, True])
+    np.testing.assert_array_equal(got[2], [True, False, False, False])
+    assert all(g.dtype == np.bool_ for g in got)
 
 
 def test_round_is_half_to_even_and_integers_pass_through():

@@ -142,6 +142,32 @@ def test_reduction_op_structure():
     assert tf.reduce_mean(X).op.name == "Mean"
 
 
+@pytest.mark.filterwarnings("ignore:divide by zero")  # log(0) = -inf, as in TensorFlow
+def test_reduce_logsumexp():
+    v = np.array([[1.0, 2.0, 3.0], [1000.0, 1000.0, -np.inf], [-np.inf] * 3])
+    x = tf.constant(v)
+    out = tf.reduce_logsumexp(x, 1)
+    assert out.op.name == "ReduceLogSumExp" and out.shape == [3]
+    np.testing.assert_allclose(run(out), [np.log(np.exp(v[0]).sum()), 1000 + np.log(2), -np.inf])
+    kept = tf.reduce_logsumexp(x[:1], reduction_indices=[0, 1], keep_dims=True)
+    np.testing.assert_allclose(run(kept), [[np.log(np.exp(v[0]).sum())]])
+    assert_gradient(lambda t: tf.reduce_logsumexp(t, 1), XG[0])
+    t = tf.constant(XG[0])
+    softmax = np.exp(XG[0]) / np.exp(XG[0]).sum(1, keepdims=True)
+    np.testing.assert_allclose(run(tf.gradients(tf.reduce_logsumexp(t, 1), t)[0]), softmax)
+
+
+def test_count_nonzero():
+    v = np.array([[0, 1, 2], [0, 0, 3]], np.int32)
+    out = tf.count_nonzero(v, 1)
+    assert out.dtype is tf.int64
+    np.testing.assert_array_equal(run(out), [2, 1])
+    assert run(tf.count_nonzero(tf.constant([True, False, True]))) == 2
+    assert run(tf.count_nonzero([0.0, 0.5], dtype=tf.int32)).dtype == np.int32
+    np.testing.assert_array_equal(run(tf.count_nonzero(v, reduction_indices=0, keep_dims=True)),
+                                  [[0, 1, 2]])
+
+
 # -- reduction gradients -----------------------------------------------------------------------------
 XG = np.random.RandomState(1).uniform(0.5, 2, (2, 3, 4))
 
@@ -195,6 +221,13 @@ def test_prod_gradient_is_exact_with_zeros():
     x2 = tf.constant([[2.0, 0.0], [3.0, 4.0]])
     np.testing.assert_allclose(run(tf.gradients(tf.reduce_prod(x2), x2)[0]),
                                [[0, 24], [0, 0]])
+
+
+def test_prod_gradient_needs_constant_axes():
+    x = tf.placeholder(tf.float32, [2, 3])
+    axes = tf.placeholder(tf.int32, [None])
+    with pytest.raises(ValueError, match="needs its reduction axes to be known"):
+        tf.gradients(tf.reduce_prod(x, axes), x)
 
 
 def test_second_order_gradient_of_a_reduction():
@@ -326,6 +359,7 @@ def test_clip_by_norm():
     np.testing.assert_array_equal(g, [1, 1, 1])  # finite at 0, not NaN
 
 
+@pytest.mark.filterwarnings("ignore:invalid value")  # inf - inf = NaN, as in TensorFlow
 def test_global_norm_and_clip_by_global_norm():
     a, b = np.array([3.0, 0.0]), np.array([[4.0]])
     ta, tb = tf.constant(a), tf.constant(b)

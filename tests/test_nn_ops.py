@@ -173,9 +173,11 @@ def test_conv2d_backprop_ops_second_order_gradients():
 
 def test_conv2d_shape_errors_name_the_op():
     x = tf.placeholder(tf.float32, [1, 5, 5, 3])
-    with pytest.raises(ValueError, match=r"Dimensions must be equal, but are 3 and 4.*'bad_conv'.*Conv2D"):
+    with pytest.raises(ValueError,
+                       match=r"Dimensions must be equal, but are 3 and 4.*'bad_conv'.*Conv2D"):
         tf.nn.conv2d(x, tf.zeros([3, 3, 4, 8]), [1, 1, 1, 1], "SAME", name="bad_conv")
-    with pytest.raises(ValueError, match=r"Negative dimension size caused by subtracting 7 from 5 for 'Conv2D'"):
+    with pytest.raises(ValueError, match=r"Negative dimension size caused by subtracting 7 "
+                                         r"from 5 for 'Conv2D"):
         tf.nn.conv2d(x, tf.zeros([7, 7, 3, 8]), [1, 1, 1, 1], "VALID")
     with pytest.raises(ValueError, match=r"Conv2D.*strides attribute to contain 4 values"):
         tf.nn.conv2d(x, tf.zeros([3, 3, 3, 8]), [1, 1, 1], "SAME")
@@ -257,7 +259,8 @@ def test_max_pool_second_order_gradients(padding):
 
 def test_pool_errors_name_the_op():
     x = tf.placeholder(tf.float32, [1, 4, 4, 1])
-    with pytest.raises(ValueError, match=r"MaxPool op 'pool1' requires the ksize attribute to contain 4"):
+    with pytest.raises(ValueError,
+                       match=r"MaxPool op 'pool1' requires the ksize attribute to contain 4"):
         tf.nn.max_pool(x, [2, 2], [1, 2, 2, 1], "SAME", name="pool1")
     with pytest.raises(ValueError, match=r"AvgPool.*ksize in the batch and depth"):
         tf.nn.avg_pool(x, [2, 2, 2, 1], [1, 2, 2, 1], "SAME")
@@ -366,7 +369,8 @@ def test_softmax_cross_entropy_values_and_call_forms():
     # v1 stops the gradient into labels; v2 lets it through.
     assert tf.gradients(new, labels) == [None]
     check_gradient(labels, labels_val, v2, {logits: logits_val})
-    with pytest.raises(ValueError, match="Only call `softmax_cross_entropy_with_logits` with named"):
+    with pytest.raises(ValueError,
+                       match="Only call `softmax_cross_entropy_with_logits` with named"):
         tf.nn.softmax_cross_entropy_with_logits(logits)
 
 
@@ -414,7 +418,8 @@ def test_sparse_softmax_cross_entropy_higher_rank_and_errors():
     want = -np.log(softmax_ref(logits_val))[np.arange(2)[:, None], np.arange(3), labels_val]
     np.testing.assert_allclose(run(y), want, rtol=1e-6)
     logits = tf.placeholder(tf.float32, [None, 10])
-    with pytest.raises(TypeError, match=r"SparseSoftmaxCrossEntropyWithLogits.*float32.*int32, int64"):
+    with pytest.raises(TypeError,
+                       match=r"SparseSoftmaxCrossEntropyWithLogits.*float32.*int32, int64"):
         tf.nn.sparse_softmax_cross_entropy_with_logits(
             labels=tf.placeholder(tf.float32, [None]), logits=logits)
     with pytest.raises(ValueError, match=r"SparseSoftmaxCrossEntropyWithLogits.*Rank mismatch.*"
@@ -517,7 +522,8 @@ def test_dropout_noise_shape_gradient_and_errors():
         y_val, dx_val = sess.run([y, dx], {x: np.ones((4, 3))})
     np.testing.assert_array_equal(dx_val, y_val)
     for bad in (0.0, 1.5, -0.1):
-        with pytest.raises(ValueError, match=r"keep_prob must be a scalar tensor or a float in the range \(0, 1\]"):
+        with pytest.raises(ValueError, match=r"keep_prob must be a scalar tensor or a float in "
+                                             r"the range \(0, 1\]"):
             tf.nn.dropout(x, bad)
     with pytest.raises(ValueError, match="floating point tensor"):
         tf.nn.dropout(tf.constant([1, 2]), 0.5)
@@ -537,6 +543,23 @@ def test_moments():
                                rtol=1e-12)
     check_gradient(x, x_val, var)
     check_gradient(x, x_val, mean)
+
+
+def test_weighted_moments_and_sufficient_statistics():
+    x_val, w_val = RNG.randn(4, 3), RNG.rand(4, 1) + 0.1
+    mean, var = tf.nn.weighted_moments(x_val, [0], w_val)
+    want_mean = (w_val * x_val).sum(0) / w_val.sum()
+    want_var = (w_val * (x_val - want_mean) ** 2).sum(0) / w_val.sum()
+    got = run([mean, var])
+    np.testing.assert_allclose(got[0], want_mean, rtol=1e-12)
+    np.testing.assert_allclose(got[1], want_var, rtol=1e-12)
+    x = tf.placeholder(tf.float64, [None, 3])
+    stats = tf.nn.sufficient_statistics(x, [0], shift=0.5)
+    m, v = tf.nn.normalize_moments(*stats)
+    got = run([stats[0], m, v], {x: x_val})
+    assert got[0] == 4
+    np.testing.assert_allclose(got[1], x_val.mean(0), rtol=1e-12)
+    np.testing.assert_allclose(got[2], x_val.var(0), rtol=1e-12)
 
 
 def test_l2_normalize():

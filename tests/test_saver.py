@@ -12,7 +12,7 @@ import tfjupyter as tf
 import tfjupyter.kernels.cpu.io_kernels  # noqa: F401  (until kernels/cpu/__init__ imports it)
 from tfjupyter.framework import errors
 from tfjupyter.summary import _encoding
-from tfjupyter.train import checkpoint_management, saver as saver_lib, tensor_bundle
+from tfjupyter.train import saver as saver_lib, tensor_bundle
 
 
 def _model(init=0.0):
@@ -98,7 +98,7 @@ def test_var_list_dict_restores_under_other_names(tmp_path):
     """Saver({'v/ExponentialMovingAverage': v}) loads the averaged value into v."""
     with tf.Graph().as_default():
         v = tf.Variable([1.0, 2.0], name="v")
-        ema = tf.Variable([0.5, 0.25], name="v/ExponentialMovingAverage")
+        tf.Variable([0.5, 0.25], name="v/ExponentialMovingAverage")
         saver = tf.train.Saver()
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
@@ -546,12 +546,19 @@ def test_crc32c_matches_known_values():
 
 def test_meta_graph_file(tmp_path):
     with tf.Graph().as_default():
-        w = _model()[0]
+        _model()
         saver = tf.train.Saver()
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             saver.save(sess, str(tmp_path / "m"), global_step=1)
+            saver.save(sess, str(tmp_path / "m"), global_step=2)
+            tf.constant(1.0, name="added_later")
+            saver.save(sess, str(tmp_path / "m"), global_step=3)
     meta = meta_graph_pb2.MetaGraphDef.FromString((tmp_path / "m-1.meta").read_bytes())
+    assert (tmp_path / "m-2.meta").read_bytes() == (tmp_path / "m-1.meta").read_bytes()
+    later = meta_graph_pb2.MetaGraphDef.FromString((tmp_path / "m-3.meta").read_bytes())
+    assert "added_later" in {n.name for n in later.graph_def.node}
+    assert "added_later" not in {n.name for n in meta.graph_def.node}
     assert meta.saver_def.restore_op_name == "save/restore_all"
     names = {n.name: n for n in meta.graph_def.node}
     assert names["layer1/weights"].op == "VariableV2"

@@ -14,7 +14,7 @@ from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
 import tfjupyter as tf
 import tfjupyter.kernels.cpu.summary_kernels as summary_kernels
 from tfjupyter.framework import errors
-from tfjupyter.summary import _encoding
+from tfjupyter.summary import _encoding, summary_iterator
 
 
 def _parse(serialized) -> summary_pb2.Summary:
@@ -219,7 +219,7 @@ def test_merge_and_merge_all():
 def test_legacy_merge_functions():
     with tf.Graph().as_default():
         assert tf.merge_all_summaries() is None
-        a = tf.scalar_summary("a", tf.constant(1.0))
+        tf.scalar_summary("a", tf.constant(1.0))
         h = tf.histogram_summary("h", tf.constant([1.0]))
         merged = tf.merge_all_summaries()
         assert merged.op.name == "MergeSummary/MergeSummary"
@@ -249,7 +249,7 @@ def _records(path):
 
 def test_file_writer_events_read_back_by_tensorboard(tmp_path):
     logdir = str(tmp_path / "train")
-    with tf.Graph().as_default() as g:
+    with tf.Graph().as_default():
         x = tf.placeholder(tf.float32, [None], name="inputs")
         with tf.name_scope("GPU_0"):
             tf.summary.scalar("loss", tf.reduce_mean(x))
@@ -279,6 +279,16 @@ def test_file_writer_events_read_back_by_tensorboard(tmp_path):
     events = [event_pb2.Event.FromString(r) for r in _records(files[0])]
     assert events[0].file_version == "brain.Event:2"
     assert any(e.HasField("session_log") for e in events)
+    assert list(summary_iterator(files[0])) == events
+    raw = open(files[0], "rb").read()
+    with open(files[0], "wb") as f:
+        f.write(raw[:-3])
+    with pytest.raises(errors.DataLossError, match="truncated record"):
+        list(summary_iterator(files[0]))
+    with open(files[0], "wb") as f:
+        f.write(raw[:20] + bytes([raw[20] ^ 1]) + raw[21:])
+    with pytest.raises(errors.DataLossError, match="corrupted record"):
+        list(summary_iterator(files[0]))
 
 
 def test_file_writer_lifecycle(tmp_path):

@@ -22,7 +22,8 @@ from .ops.nn_ops import (_xent_arguments, bias_add, conv2d, elu, relu,
                          softmax_cross_entropy_with_logits_v2)
 
 __all__ = _nn_ops.__all__ + _sampling.__all__ + [
-    "sigmoid", "tanh", "dropout", "moments", "l2_normalize", "sigmoid_cross_entropy_with_logits",
+    "sigmoid", "tanh", "dropout", "moments", "weighted_moments", "sufficient_statistics",
+    "normalize_moments", "l2_normalize", "sigmoid_cross_entropy_with_logits",
     "weighted_cross_entropy_with_logits", "batch_normalization", "fused_batch_norm",
     "batch_norm_with_global_normalization", "xw_plus_b", "relu_layer", "leaky_relu", "selu",
     "softsign", "crelu", "zero_fraction", "conv1d", "atrous_conv2d", "convolution",
@@ -108,6 +109,78 @@ def moments(x, axes: Sequence[int], shift=None, name: Optional[str] = None,
             variance = _array_ops.squeeze(variance, axes)
         if x.dtype is _dtypes.float16:
             return _math_ops.cast(mean, x.dtype), _math_ops.cast(variance, x.dtype)
+        return mean, variance
+
+
+def weighted_moments(x, axes: Sequence[int], frequency_weights, name: Optional[str] = None,
+                     keep_dims: Optional[bool] = None, keepdims: Optional[bool] = None
+                     ) -> Tuple[Tensor, Tensor]:
+    """(mean, variance) of ``x`` over ``axes`` with each element counted
+    ``frequency_weights`` times (the weights broadcast against x)."""
+    keep = _keepdims(keep_dims, keepdims)
+    axes = [int(a) for a in axes]
+    with name_scope(name, "weighted_moments", [x, frequency_weights, axes]):
+        x = convert_to_tensor(x, name="x")
+        weights = _convert_like(frequency_weights, x, "frequency_weights")
+        half = x.dtype is _dtypes.float16
+        if half:
+            x = _math_ops.cast(x, _dtypes.float32)
+            weights = _math_ops.cast(weights, _dtypes.float32)
+        weighted_sum = _math_ops.reduce_sum(_math_ops.multiply(weights, x), axes, keepdims=True,
+                                            name="weighted_input_sum")
+        total_weight = _math_ops.reduce_sum(
+            _math_ops.add(weights, _array_ops.zeros_like(x)), axes, keepdims=True,
+            name="sum_of_weights")
+        divisor = _math_ops.reciprocal(total_weight, name="inv_weight_sum")
+        mean = _math_ops.multiply(weighted_sum, divisor)
+        distsq = _math_ops.reduce_sum(_math_ops.multiply(weights, _math_ops.squared_difference(
+            x, _array_ops.stop_gradient(mean))), axes, keepdims=True, name="weighted_distsq")
+        variance = _math_ops.multiply(distsq, divisor)
+        if not keep:
+            mean, variance = _array_ops.squeeze(mean, axes), _array_ops.squeeze(variance, axes)
+        if half:
+            mean, variance = (_math_ops.cast(mean, _dtypes.float16),
+                              _math_ops.cast(variance, _dtypes.float16))
+        return mean, variance
+
+
+def sufficient_statistics(x, axes: Sequence[int], shift=None, keep_dims: bool = False,
+                          name: Optional[str] = None):
+    """(count, sum(x - shift), sum((x - shift) ** 2), shift) over ``axes``: the statistics
+    ``normalize_moments`` turns into a mean and variance (shift None: no shift)."""
+    axes = [int(a) for a in axes]
+    with name_scope(name, "sufficient_statistics", [x, shift]):
+        x = convert_to_tensor(x, name="x")
+        dims = x.shape.as_list() if x.shape.ndims is not None else None
+        if dims is not None and all(dims[a] is not None for a in axes):
+            count = _array_ops.constant(float(np.prod([dims[a] for a in axes])), dtype=x.dtype,
+                                        name="count")
+        else:
+            count = _math_ops.cast(_math_ops.reduce_prod(
+                _array_ops.gather(_array_ops.shape(x), axes)), x.dtype, name="count")
+        if shift is not None:
+            shift = _convert_like(shift, x, "shift")
+            m_ss = _math_ops.subtract(x, shift)
+            v_ss = _math_ops.squared_difference(x, shift)
+        else:
+            m_ss, v_ss = x, _math_ops.square(x)
+        m_ss = _math_ops.reduce_sum(m_ss, axes, keepdims=keep_dims, name="mean_ss")
+        v_ss = _math_ops.reduce_sum(v_ss, axes, keepdims=keep_dims, name="var_ss")
+        return count, m_ss, v_ss, shift
+
+
+def normalize_moments(counts, mean_ss, variance_ss, shift, name: Optional[str] = None
+                      ) -> Tuple[Tensor, Tensor]:
+    """(mean, variance) from ``sufficient_statistics``' count and shifted sums."""
+    with name_scope(name, "normalize", [counts, mean_ss, variance_ss, shift]):
+        mean_ss = convert_to_tensor(mean_ss, name="mean_ss")
+        divisor = _math_ops.reciprocal(_convert_like(counts, mean_ss, "counts"), name="divisor")
+        shifted_mean = _math_ops.multiply(mean_ss, divisor, name="shifted_mean")
+        mean = shifted_mean if shift is None else \
+            _math_ops.add(shifted_mean, _convert_like(shift, mean_ss, "shift"), name="mean")
+        variance = _math_ops.subtract(
+            _math_ops.multiply(_convert_like(variance_ss, mean_ss, "variance_ss"), divisor),
+            _math_ops.square(shifted_mean), name="variance")
         return mean, variance
 
 

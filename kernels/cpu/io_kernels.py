@@ -112,7 +112,7 @@ def restore_v2(op, ctx):
 
 @KERNELS.register("MergeV2Checkpoints")
 def merge_v2_checkpoints(op, ctx):
-    delete_old_dirs = bool(op._attrs.get("delete_old_dirs", True))
+    delete_old_dirs = bool(op.get_attr("delete_old_dirs"))
 
     def run(checkpoint_prefixes, destination_prefix):
         try:

@@ -126,7 +126,9 @@ def logical(op, ctx):
 # -- unary ------------------------------------------------------------------------------------------
 _UNARY = {"Neg": np.negative, "Abs": np.absolute, "Square": np.square, "Sqrt": np.sqrt,
           "Exp": np.exp, "Log": np.log, "Log1p": np.log1p, "Tanh": np.tanh, "Sign": np.sign,
-          "Floor": np.floor, "Ceil": np.ceil, "Sin": np.sin, "Cos": np.cos}
+          "Floor": np.floor, "Ceil": np.ceil, "Sin": np.sin, "Cos": np.cos, "Tan": np.tan,
+          "Asin": np.arcsin, "Acos": np.arccos, "Atan": np.arctan, "Expm1": np.expm1,
+          "IsNan": np.isnan, "IsInf": np.isinf, "IsFinite": np.isfinite}
 
 
 @KERNELS.register(*_UNARY)

@@ -22,7 +22,8 @@ __all__ = [
     "add", "subtract", "sub", "multiply", "mul", "scalar_mul", "divide", "truediv", "realdiv",
     "div", "floordiv", "mod", "floormod", "pow", "maximum", "minimum", "squared_difference",
     "negative", "neg", "abs", "square", "sqrt", "rsqrt", "exp", "log", "log1p", "sigmoid", "tanh",
-    "sign", "reciprocal", "floor", "ceil", "round", "sin", "cos",
+    "sign", "reciprocal", "floor", "ceil", "round", "sin", "cos", "tan", "asin", "acos", "atan",
+    "expm1", "is_nan", "is_inf", "is_finite",
     "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
     "logical_and", "logical_or", "logical_not", "logical_xor",
     "cast", "to_float", "to_double", "to_int32", "to_int64",
@@ -312,10 +313,10 @@ def squared_difference(x, y, name: Optional[str] = None) -> Tensor:
 
 
 # -- unary elementwise ops -------------------------------------------------------------------------
-def _unary_shape_fn(allowed: Sequence[dtypes.DType]):
+def _unary_shape_fn(allowed: Sequence[dtypes.DType], out_dtype: Optional[dtypes.DType] = None):
     def shape_fn(op):
         _shapes.check_dtype_in(op, op.inputs[0], allowed)
-        return [(op.inputs[0].dtype, op.inputs[0].shape)]
+        return [(out_dtype or op.inputs[0].dtype, op.inputs[0].shape)]
     return shape_fn
 
 
@@ -323,8 +324,13 @@ for _op_type, _allowed in (("Neg", SIGNED), ("Abs", SIGNED), ("Square", SIGNED),
                            ("Rsqrt", FLOATS), ("Exp", FLOATS), ("Log", FLOATS), ("Log1p", FLOATS),
                            ("Sigmoid", FLOATS), ("Tanh", FLOATS), ("Sign", SIGNED),
                            ("Reciprocal", SIGNED), ("Floor", FLOATS), ("Ceil", FLOATS),
-                           ("Round", SIGNED), ("Sin", FLOATS), ("Cos", FLOATS)):
+                           ("Round", SIGNED), ("Sin", FLOATS), ("Cos", FLOATS),
+                           ("Tan", FLOATS), ("Asin", FLOATS), ("Acos", FLOATS), ("Atan", FLOATS),
+                           ("Expm1", FLOATS)):
     register_op(_op_type)(_unary_shape_fn(_allowed))
+for _op_type in ("IsNan", "IsInf", "IsFinite"):
+    register_op(_op_type)(_unary_shape_fn(FLOATS, dtypes.bool))
+    NotDifferentiable(_op_type)
 
 
 
@@ -413,6 +419,33 @@ def _sin_grad(op, grad):
 @register_gradient("Cos")
 def _cos_grad(op, grad):
     return [multiply(grad, negative(sin(op.inputs[0])))]
+
+
+@register_gradient("Tan")
+def _tan_grad(op, grad):
+    return [multiply(grad, square(reciprocal(cos(op.inputs[0]))))]
+
+
+@register_gradient("Asin")
+def _asin_grad(op, grad):
+    x = op.inputs[0]
+    return [multiply(grad, rsqrt(subtract(1, square(x))))]
+
+
+@register_gradient("Acos")
+def _acos_grad(op, grad):
+    x = op.inputs[0]
+    return [negative(multiply(grad, rsqrt(subtract(1, square(x)))))]
+
+
+@register_gradient("Atan")
+def _atan_grad(op, grad):
+    return [realdiv(grad, add(1, square(op.inputs[0])))]
+
+
+@register_gradient("Expm1")
+def _expm1_grad(op, grad):
+    return [multiply(grad, exp(op.inputs[0]))]
 
 
 # Second derivatives, through the fused backward ops (a = y, b = dy; as TensorFlow).
@@ -528,6 +561,39 @@ def sin(x, name: Optional[str] = None) -> Tensor:
 
 def cos(x, name: Optional[str] = None) -> Tensor:
     return _unary("Cos", x, name)
+
+
+def tan(x, name: Optional[str] = None) -> Tensor:
+    return _unary("Tan", x, name)
+
+
+def asin(x, name: Optional[str] = None) -> Tensor:
+    return _unary("Asin", x, name)
+
+
+def acos(x, name: Optional[str] = None) -> Tensor:
+    return _unary("Acos", x, name)
+
+
+def atan(x, name: Optional[str] = None) -> Tensor:
+    return _unary("Atan", x, name)
+
+
+def expm1(x, name: Optional[str] = None) -> Tensor:
+    """``exp(x) - 1``, accurate for small x."""
+    return _unary("Expm1", x, name)
+
+
+def is_nan(x, name: Optional[str] = None) -> Tensor:
+    return _unary("IsNan", x, name)
+
+
+def is_inf(x, name: Optional[str] = None) -> Tensor:
+    return _unary("IsInf", x, name)
+
+
+def is_finite(x, name: Optional[str] = None) -> Tensor:
+    return _unary("IsFinite", x, name)
 
 
 # -- comparisons and logical ops ---------------------------------------------------------------------------
@@ -860,15 +926,11 @@ def _binary_operator(fn: Callable, scope_name: str, reflected: str):
     return forward, reverse
 
 
-def _matmul_operator(a, b, name=None):
-    return matmul(a, b, name=name)
-
-
 def _install_operators() -> None:
     binary = {"add": (add, "add"), "sub": (subtract, "sub"), "mul": (multiply, "mul"),
               "truediv": (truediv, "truediv"), "div": (div, "div"),
               "floordiv": (floordiv, "floordiv"), "mod": (floormod, "mod"), "pow": (pow, "pow"),
-              "matmul": (_matmul_operator, "matmul"), "and": (logical_and, "and"),
+              "matmul": (matmul, "matmul"), "and": (logical_and, "and"),
               "or": (logical_or, "or"), "xor": (logical_xor, "xor")}
     for dunder, (fn, scope_name) in binary.items():
         forward, reverse = _binary_operator(fn, scope_name, f"__r{dunder}__")
@@ -876,8 +938,9 @@ def _install_operators() -> None:
         setattr(Tensor, f"__{dunder}__", forward)
         setattr(Tensor, f"__r{dunder}__", reverse)
     # Comparisons have no reflected forms: Python turns `1 < x` into `x > 1` itself.
-    for dunder, fn in (("lt", less), ("le", less_equal), ("gt", greater), ("ge", greater_equal)):
-        forward, _ = _binary_operator(fn, fn.__name__.title().replace("_", ""), f"__{dunder}__")
+    for dunder, fn, mirror in (("lt", less, "gt"), ("le", less_equal, "ge"),
+                               ("gt", greater, "lt"), ("ge", greater_equal, "le")):
+        forward, _ = _binary_operator(fn, fn.__name__.title().replace("_", ""), f"__{mirror}__")
         forward.__name__ = f"__{dunder}__"
         setattr(Tensor, f"__{dunder}__", forward)
     Tensor.__neg__ = lambda self: negative(self)

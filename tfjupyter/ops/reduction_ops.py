@@ -18,11 +18,12 @@ from ..framework.ops import op as _new_op
 from ..framework.registry import NotDifferentiable, register_gradient, register_op
 from ..framework.tensor_shape import TensorShape
 from . import _shapes, array_ops
-from .math_ops import (NUMERIC, _is_tensorlike, add, cast, equal, floordiv, floormod, maximum,
-                       multiply, realdiv)
+from .math_ops import (NUMERIC, _is_tensorlike, add, cast, equal, exp, floordiv, floormod,
+                       is_finite, log, maximum, multiply, not_equal, realdiv, subtract)
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_all",
-           "reduce_any", "argmax", "argmin", "cumsum", "cumprod", "range"]
+           "reduce_any", "reduce_logsumexp", "count_nonzero", "argmax", "argmin", "cumsum",
+           "cumprod", "range"]
 
 _INDEX_TYPES = (dtypes.int32, dtypes.int64)
 
@@ -100,8 +101,8 @@ def _reduction_dims(x: Tensor, axis) -> Tensor:
     return convert_to_tensor(axis, dtype=dtypes.int32, name="reduction_indices")
 
 
-def _reduce(op_type: str, input_tensor, axis, keepdims, name, reduction_indices, keep_dims
-            ) -> Tensor:
+def _axis_and_keepdims(axis, keepdims, reduction_indices, keep_dims) -> Tuple[object, bool]:
+    """Merges the TF 1.x and 0.x spellings of the reduction arguments."""
     if reduction_indices is not None:
         if axis is not None:
             raise ValueError("Can't specify both 'axis' and 'reduction_indices'.")
@@ -110,10 +111,16 @@ def _reduce(op_type: str, input_tensor, axis, keepdims, name, reduction_indices,
         if keepdims is not None:
             raise ValueError("Can't specify both 'keepdims' and 'keep_dims'.")
         keepdims = keep_dims
+    return axis, bool(keepdims)
+
+
+def _reduce(op_type: str, input_tensor, axis, keepdims, name, reduction_indices, keep_dims
+            ) -> Tensor:
+    axis, keepdims = _axis_and_keepdims(axis, keepdims, reduction_indices, keep_dims)
     with name_scope(name, op_type, [input_tensor]) as scope:
         x = convert_to_tensor(input_tensor, name="input")
         axes = _reduction_dims(x, axis)
-        return _new_op(op_type, [x, axes], {"keep_dims": bool(keepdims)}, name=scope).outputs[0]
+        return _new_op(op_type, [x, axes], {"keep_dims": keepdims}, name=scope).outputs[0]
 
 
 def reduce_sum(input_tensor, axis=None, keepdims=None, name: Optional[str] = None,
@@ -154,6 +161,33 @@ def reduce_any(input_tensor, axis=None, keepdims=None, name: Optional[str] = Non
                reduction_indices=None, keep_dims=None) -> Tensor:
     """Logical or over ``axis`` of a bool tensor."""
     return _reduce("Any", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
+
+
+def reduce_logsumexp(input_tensor, axis=None, keepdims=None, name: Optional[str] = None,
+                     reduction_indices=None, keep_dims=None) -> Tensor:
+    """``log(sum(exp(x)))`` over ``axis``, computed stably (shifted by the maximum)."""
+    axis, keepdims = _axis_and_keepdims(axis, keepdims, reduction_indices, keep_dims)
+    with name_scope(name, "ReduceLogSumExp", [input_tensor]) as scope:
+        x = convert_to_tensor(input_tensor, name="input_tensor")
+        raw_max = reduce_max(x, axis, keepdims=True)
+        # An infinite maximum would make x - max NaN: shift by 0 there instead.
+        shift = array_ops.stop_gradient(array_ops.where(
+            is_finite(raw_max), raw_max, array_ops.zeros_like(raw_max)))
+        result = log(reduce_sum(exp(subtract(x, shift)), axis, keepdims=keepdims))
+        if not keepdims:
+            shift = array_ops.reshape(shift, array_ops.shape(result))
+        return add(result, shift, name=scope)
+
+
+def count_nonzero(input_tensor, axis=None, keepdims=None, dtype=dtypes.int64,
+                  name: Optional[str] = None, reduction_indices=None, keep_dims=None) -> Tensor:
+    """The number of nonzero (True, non-empty) elements over ``axis``, as ``dtype``."""
+    axis, keepdims = _axis_and_keepdims(axis, keepdims, reduction_indices, keep_dims)
+    with name_scope(name, "count_nonzero", [input_tensor]):
+        x = convert_to_tensor(input_tensor, name="input_tensor")
+        zero = b"" if x.dtype is dtypes.string else np.zeros((), x.dtype.as_numpy_dtype)
+        nonzero = cast(not_equal(x, zero), dtypes.int64)
+        return cast(reduce_sum(nonzero, axis, keepdims=keepdims), dtype)
 
 
 # -- reduction gradients ----------------------------------------------------------------------------------

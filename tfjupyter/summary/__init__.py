@@ -3,7 +3,7 @@ from tensorboard.compat.proto.event_pb2 import Event, SessionLog, TaggedRunMetad
 from tensorboard.compat.proto.summary_pb2 import Summary, SummaryDescription
 
 from .summary_ops import histogram, image, merge, merge_all, scalar
-from .writer import FileWriter, FileWriterCache
+from .writer import FileWriter, FileWriterCache, summary_iterator  # noqa: F401 (tf.train's)
 
 SummaryWriter = FileWriter  # TensorFlow 0.x: tf.train.SummaryWriter
 

@@ -21,7 +21,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 from google.protobuf import text_encoding
 
-from ..framework import dtypes, errors
+from ..framework import dtypes
 from . import tensor_bundle
 
 __all__ = ["CheckpointState", "generate_checkpoint_state_proto", "update_checkpoint_state",

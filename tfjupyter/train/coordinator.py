@@ -18,7 +18,7 @@ import logging
 import sys
 import threading
 import time
-from typing import Callable, Iterable, List, Optional, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
 from ..framework import errors
 
@@ -57,13 +57,12 @@ class Coordinator:
         with self._lock:
             ex = self._filter_exception(ex)
             if self._joined:
+                # Reported after join() returned: nobody will re-raise it, so the reporting
+                # thread does (as TensorFlow).
                 if isinstance(ex, tuple):
-                    _, ex_instance, _ = ex
-                else:
-                    ex_instance = ex
-                if ex_instance is not None:
-                    # A thread reporting after join() returned: log it, nobody can re-raise.
-                    _log.error("Exception after Coordinator.join: %r", ex_instance)
+                    raise ex[1].with_traceback(ex[2])
+                if ex is not None:
+                    raise ex
                 return
             if not self._stop_event.is_set():
                 if ex and self._exc_info_to_raise is None:
@@ -125,7 +124,7 @@ class Coordinator:
             self._registered_threads = set()
         threads = list(threads)
         # Wait for every thread to finish or for a stop request.
-        while any(t.is_alive() for t in threads) and not self.wait_for_stop(1.0):
+        while any(t.is_alive() for t in threads) and not self.wait_for_stop(0.05):
             pass
         # After the stop request, give the threads the grace period to finish.
         stop_wait_secs = 0.001

@@ -80,7 +80,9 @@ def _restore_v2_shape(op):
     for i, dtype in enumerate(op.get_attr("dtypes")):
         shape = TensorShape(None)
         if specs is not None and i < len(specs) and specs[i]:
-            shape = TensorShape(parse_shape_and_slice(specs[i].decode())[0])
+            full, dims = parse_shape_and_slice(specs[i].decode())
+            shape = TensorShape([d if s is None else (s[1] if s[1] >= 0 else d - s[0])
+                                 for d, s in zip(full, dims)])
         out.append((dtype, shape))
     return out
 
@@ -264,7 +266,8 @@ def _restore_spec(spec: SaveSpec, reshape: bool) -> str:
 
 
 class BaseSaverBuilder:
-    """Adds the save/restore ops of a list of saveables to the default graph."""
+    """Adds the save/restore ops of a list of saveables to the default graph: one SaveV2 and
+    one RestoreV2 (per device when sharded) for all of them."""
 
     SaveSpec = SaveSpec
     SaveableObject = SaveableObject
@@ -404,7 +407,7 @@ class BaseSaverBuilder:
 
 
 class BulkSaverBuilder(BaseSaverBuilder):
-    """The default builder: one RestoreV2 for all tensors (TensorFlow >= 1.3)."""
+    """TensorFlow's name for the default builder (one RestoreV2 for all tensors)."""
 
 
 def _all_saveable_objects(graph) -> list:
