@@ -323,7 +323,8 @@ def test_run_metadata_and_summary_writer_alias(tmp_path):
         y = tf.identity(x * x, name="y")
         with tf.Session() as sess:
             meta = tf.RunMetadata()
-            sess.run(y, options=tf.RunOptions(trace_level=3), run_metadata=meta)
+            sess.run(y, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+                     run_metadata=meta)
             with SummaryWriter(str(tmp_path), graph=sess.graph) as writer:
                 writer.add_run_metadata(meta, "step1", global_step=1)
                 with pytest.raises(ValueError, match="tag was already used"):
@@ -332,5 +333,6 @@ def test_run_metadata_and_summary_writer_alias(tmp_path):
     acc.Reload()
     assert acc.Tags()["run_metadata"] == ["step1"]
     run_metadata = acc.RunMetadata("step1")
-    nodes = [n.node_name for d in run_metadata.step_stats.dev_stats for n in d.node_stats]
-    assert nodes  # the traced ops, with their devices
+    (device,) = run_metadata.step_stats.dev_stats
+    assert device.device.endswith("device:CPU:0")
+    assert "mul" in [n.node_name for n in device.node_stats]   # the traced ops

@@ -228,11 +228,13 @@ class Plan:
     # -- running ----------------------------------------------------------------------------------
     def run(self, feed_values: List, step_stats: Optional[StepStats] = None) -> List:
         try:
-            if step_stats is None:
-                return self.step(feed_values)
-            if self._traced_step is None:
-                self._traced_step, _, self._traced_line_ops = self._generate(traced=True)
-            return self._traced_step(feed_values, step_stats)
+            # inf and nan are values here, as in TensorFlow, not warnings.
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+                if step_stats is None:
+                    return self.step(feed_values)
+                if self._traced_step is None:
+                    self._traced_step, _, self._traced_line_ops = self._generate(traced=True)
+                return self._traced_step(feed_values, step_stats)
         except errors.OpError as e:
             if e.op is None:
                 e.op = self._failing_op(sys.exc_info()[2])

@@ -11,7 +11,6 @@ import struct
 from typing import Dict, List, Tuple, Union
 
 import numpy as np
-from numba import njit
 
 from ..framework import dtypes
 
@@ -39,8 +38,7 @@ def _crc32c_tables() -> np.ndarray:
 _TABLES = _crc32c_tables()
 
 
-@njit(cache=True, nogil=True)
-def _crc32c_extend_nb(crc, data, t):  # pragma: no cover - compiled
+def _crc32c_extend_loop(crc, data, t):  # compiled with Numba on first use
     c = np.uint32(crc) ^ np.uint32(0xFFFFFFFF)
     n = data.shape[0]
     i = 0
@@ -56,6 +54,17 @@ def _crc32c_extend_nb(crc, data, t):  # pragma: no cover - compiled
         c = t[0, (c ^ np.uint32(data[i])) & 0xFF] ^ (c >> np.uint32(8))
         i += 1
     return c ^ np.uint32(0xFFFFFFFF)
+
+
+_compiled = None
+
+
+def _crc32c_extend_nb(crc, data, t):
+    global _compiled
+    if _compiled is None:  # Numba is imported (and the loop compiled or loaded) only when needed
+        from numba import njit
+        _compiled = njit(cache=True, nogil=True)(_crc32c_extend_loop)
+    return _compiled(crc, data, t)
 
 
 def _as_bytes_array(data) -> np.ndarray:

@@ -9,7 +9,6 @@ from typing import Dict, Iterator, Optional
 
 from tensorboard.compat.proto import (config_pb2, event_pb2, graph_pb2, meta_graph_pb2,
                                       summary_pb2)
-from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from ..framework import errors
 from ..framework.ops import Graph
@@ -29,7 +28,8 @@ class FileWriter:
         self._max_queue = max_queue
         self._flush_secs = flush_secs
         self._filename_suffix = filename_suffix or ""
-        self._writer = EventFileWriter(self._logdir, max_queue, flush_secs, self._filename_suffix)
+        self._writer = _event_file_writer(self._logdir, max_queue, flush_secs,
+                                          self._filename_suffix)
         self._closed = False
         self._lock = threading.Lock()
         self._seen_summary_tags = set()
@@ -138,8 +138,8 @@ class FileWriter:
         """After close(): start writing again, to a new event file in the same logdir."""
         with self._lock:
             if self._closed:
-                self._writer = EventFileWriter(self._logdir, self._max_queue, self._flush_secs,
-                                               self._filename_suffix)
+                self._writer = _event_file_writer(self._logdir, self._max_queue,
+                                                  self._flush_secs, self._filename_suffix)
                 self._closed = False
 
     def __enter__(self) -> "FileWriter":
@@ -150,6 +150,13 @@ class FileWriter:
 
     def __repr__(self) -> str:
         return f"<tf.summary.FileWriter logdir={self._logdir!r}{' closed' if self._closed else ''}>"
+
+
+def _event_file_writer(logdir: str, max_queue: int, flush_secs: float, suffix: str):
+    # Imported here: tensorboard.summary pulls in TensorBoard's plugins (~0.2 s), which
+    # `import tfjupyter` should not pay for.
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+    return EventFileWriter(logdir, max_queue, flush_secs, suffix)
 
 
 def _run_metadata_proto(run_metadata) -> config_pb2.RunMetadata:

@@ -14,7 +14,7 @@ the checkpoint's names, so an earlier checkpoint that ``latest_checkpoint`` poin
 """
 from __future__ import annotations
 
-import glob
+import errno
 import os
 import random
 import struct
@@ -283,7 +283,6 @@ def _remove_quietly(path: str) -> None:
 
 def as_os_error(e: OSError, what: str) -> errors.OpError:
     """An OSError as the TensorFlow error class a filesystem failure gives."""
-    import errno
     message = f"{what}: {e.strerror or e}"
     if isinstance(e, FileNotFoundError):
         return errors.NotFoundError(None, None, message)
@@ -557,7 +556,3 @@ def merge_bundles(prefixes: Sequence[str], merged_prefix: str, delete_old_dirs: 
                 os.rmdir(os.path.dirname(prefix))  # only if the shards had a directory of their own
             except OSError:
                 pass
-
-
-def matching_data_files(prefix: str) -> List[str]:
-    return glob.glob(glob.escape(prefix) + ".data-?????-of-?????")
