@@ -29,6 +29,8 @@ from .variable_scope import *  # noqa: F401,F403
 from .init_ops import *  # noqa: F401,F403
 from .summary.legacy import *  # noqa: F401,F403  (0.x: tf.scalar_summary, ...)
 from . import app, contrib, datasets, nn, summary, test, train  # noqa: F401,E402
+from .app import flags  # noqa: F401,E402
+from .summary import Event, SessionLog, Summary  # noqa: F401,E402
 from .framework import dtypes  # noqa: F401
 
 __version__ = "0.1.0"

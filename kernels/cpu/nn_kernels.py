@@ -7,8 +7,7 @@ matrix stays a few MiB, big enough for the GEMM to run at full speed, small enou
 in cache; its buffer is kept from call to call.
 
 Big jobs are split over the cores by batch (or by element) on a small thread pool, the
-calling thread included.  While a conv kernel's parts call the BLAS, numpy's OpenBLAS is
-switched to one thread: its own threads would fight the parts for the cores.
+calling thread included, when numpy's BLAS runs on one thread (see _Workers).
 
 float16 inputs are computed in float32 and cast back; float32 and float64 compute in
 their own precision.  Every layout is NHWC.
@@ -53,9 +52,9 @@ def _cpu_count() -> int:
         return os.cpu_count() or 1
 
 
-def _find_blas_thread_control() -> Optional[Tuple[Callable[[], int], Callable[[int], None]]]:
-    """(get, set) of the thread count of the OpenBLAS bundled with numpy, or None where
-    there is none to find (another BLAS, or no /proc)."""
+def _find_blas_thread_count() -> Optional[Callable[[], int]]:
+    """The thread-count getter of the OpenBLAS bundled with numpy, or None where there is
+    none to find (another BLAS, or no /proc)."""
     try:
         with open("/proc/self/maps") as maps:
             paths = sorted({line.split()[-1] for line in maps
@@ -69,20 +68,19 @@ def _find_blas_thread_control() -> Optional[Tuple[Callable[[], int], Callable[[i
             continue
         for prefix, suffix in (("scipy_", "64_"), ("scipy_", ""), ("", "64_"), ("", "")):
             get = getattr(lib, f"{prefix}openblas_get_num_threads{suffix}", None)
-            set_ = getattr(lib, f"{prefix}openblas_set_num_threads{suffix}", None)
-            if get is not None and set_ is not None:
+            if get is not None:
                 get.argtypes, get.restype = [], ctypes.c_int
-                set_.argtypes, set_.restype = [ctypes.c_int], None
-                return get, set_
+                return get
     return None
 
 
 class _Workers:
-    """Splits a job over the cores: one part on the calling thread, the others on a pool.
+    """Splits big jobs over the cores: one part on the calling thread, the others on a pool.
 
-    Parts that call the BLAS need it single-threaded meanwhile; where numpy's BLAS cannot
-    be switched (see _find_blas_thread_control) such jobs run whole on the calling thread
-    and let the BLAS use the cores.
+    Only while numpy's BLAS runs on one thread.  OpenBLAS's threads spin for a while after
+    each call, and parts running next to them lose more than the split gains: a LeNet-5
+    training step on 2 cores took 68 ms split with a one-thread BLAS, 88 ms unsplit with a
+    two-thread BLAS, 148 ms split next to a two-thread BLAS.
     """
 
     def __init__(self) -> None:
@@ -90,10 +88,15 @@ class _Workers:
         self._lock = threading.Lock()
         self._pool: Optional[ThreadPoolExecutor] = None
         self._pool_pid = 0
-        self._blas = None
+        self._blas_threads: Optional[Callable[[], int]] = None
         self._blas_looked_up = False
-        self._blas_users = 0
-        self._blas_threads = 1
+
+    def active(self) -> bool:
+        """Whether jobs are split now."""
+        if not self._blas_looked_up:
+            self._blas_threads = _find_blas_thread_count()
+            self._blas_looked_up = True
+        return self.count > 1 and self._blas_threads is not None and self._blas_threads() == 1
 
     def _get_pool(self) -> ThreadPoolExecutor:
         with self._lock:
@@ -103,48 +106,20 @@ class _Workers:
                 self._pool_pid = os.getpid()
             return self._pool
 
-    def _blas_control(self):
-        if not self._blas_looked_up:
-            self._blas = _find_blas_thread_control()
-            self._blas_looked_up = True
-        return self._blas
-
-    def _single_threaded_blas(self, enter: bool) -> None:
-        get, set_ = self._blas
-        with self._lock:
-            if enter:
-                if self._blas_users == 0:
-                    self._blas_threads = get()
-                    set_(1)
-                self._blas_users += 1
-            else:
-                self._blas_users -= 1
-                if self._blas_users == 0:
-                    set_(self._blas_threads)
-
-    def map(self, work: Callable[[int, int], object], n: int, parallel: bool,
-            blas: bool = False) -> List:
-        """[work(lo, hi) for consecutive parts of range(n)], one part per core if
-        ``parallel``, else a single part; ``blas``: whether work calls the BLAS."""
-        parts = min(self.count, n) if parallel else 1
-        if parts > 1 and blas and self._blas_control() is None:
-            parts = 1
+    def map(self, work: Callable[[int, int], object], n: int, big: bool) -> List:
+        """[work(lo, hi) for consecutive parts of range(n)]: one part per core if the job
+        is ``big`` and jobs are split now, else a single part."""
+        parts = min(self.count, n) if big and self.active() else 1
         if parts <= 1:
             return [work(0, n)]
         bounds = [n * p // parts for p in range(parts + 1)]
-        pool = self._get_pool()
-        if blas:
-            self._single_threaded_blas(True)
+        futures = [self._get_pool().submit(work, bounds[p], bounds[p + 1])
+                   for p in range(1, parts)]
         try:
-            futures = [pool.submit(work, bounds[p], bounds[p + 1]) for p in range(1, parts)]
-            try:
-                results = [work(bounds[0], bounds[1])]
-            finally:
-                wait(futures)
-            return results + [f.result() for f in futures]
+            results = [work(bounds[0], bounds[1])]
         finally:
-            if blas:
-                self._single_threaded_blas(False)
+            wait(futures)
+        return results + [f.result() for f in futures]
 
 
 _WORKERS = _Workers()
@@ -465,7 +440,7 @@ def _elementwise(kernel: Callable, out: np.ndarray, *inputs: np.ndarray) -> np.n
 
     def work(lo: int, hi: int) -> None:
         kernel(*(f[lo:hi] for f in flats), out_flat[lo:hi])
-    _WORKERS.map(work, out.size, parallel=out.nbytes >= _PARALLEL_MIN_BYTES)
+    _WORKERS.map(work, out.size, big=out.nbytes >= _PARALLEL_MIN_BYTES)
     return out
 
 
@@ -475,7 +450,7 @@ def _over_batch(kernel: Callable, inputs: Sequence[np.ndarray], out: np.ndarray,
     def work(lo: int, hi: int) -> None:
         kernel(*(a[lo:hi] for a in inputs), *args, out[lo:hi])
     nbytes = out.nbytes + sum(a.nbytes for a in inputs)
-    _WORKERS.map(work, out.shape[0], parallel=nbytes >= _PARALLEL_MIN_BYTES)
+    _WORKERS.map(work, out.shape[0], big=nbytes >= _PARALLEL_MIN_BYTES)
     return out
 
 
@@ -536,7 +511,7 @@ def conv2d_forward(x: np.ndarray, w: np.ndarray, strides: Tuple[int, int], same:
     def work(lo: int, hi: int) -> None:
         for b0, b1, cols in _patch_chunks(x, lo, hi, kh, kw, strides, dilations, geo):
             np.matmul(cols, w2, out=y2[b0 * rows:b1 * rows])
-    _WORKERS.map(work, n, parallel=2 * y.size * k >= _PARALLEL_MIN_FLOPS, blas=True)
+    _WORKERS.map(work, n, big=2 * y.size * k >= _PARALLEL_MIN_FLOPS)
     return y
 
 
@@ -571,7 +546,7 @@ def conv2d_backprop_input(input_shape: Sequence[int], w: np.ndarray, dy: np.ndar
                     dx[b0:b1] = dst[:, geo.pt:geo.pt + h, geo.pl:geo.pl + wd]
         finally:
             _SCRATCH.give(cols, frame)
-    _WORKERS.map(work, n, parallel=2 * dy.size * k >= _PARALLEL_MIN_FLOPS, blas=True)
+    _WORKERS.map(work, n, big=2 * dy.size * k >= _PARALLEL_MIN_FLOPS)
     return dx
 
 
@@ -596,7 +571,7 @@ def conv2d_backprop_filter(x: np.ndarray, filter_shape: Sequence[int], dy: np.nd
             np.matmul(cols.T, dy2[b0 * rows:b1 * rows], out=part)
             dw2 += part
         return dw2
-    parts = _WORKERS.map(work, n, parallel=2 * dy.size * k >= _PARALLEL_MIN_FLOPS, blas=True)
+    parts = _WORKERS.map(work, n, big=2 * dy.size * k >= _PARALLEL_MIN_FLOPS)
     dw2 = parts[0]
     for part in parts[1:]:
         dw2 += part
@@ -743,7 +718,7 @@ def bias_add_grad(grad: np.ndarray) -> np.ndarray:
 
     def work(lo: int, hi: int) -> np.ndarray:
         return _column_sums_nb(grad2[lo:hi])
-    parts = _WORKERS.map(work, grad2.shape[0], parallel=grad2.nbytes >= _PARALLEL_MIN_BYTES)
+    parts = _WORKERS.map(work, grad2.shape[0], big=grad2.nbytes >= _PARALLEL_MIN_BYTES)
     return sum(parts[1:], parts[0]).astype(grad.dtype)
 
 

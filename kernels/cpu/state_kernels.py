@@ -36,16 +36,21 @@ def assign(op, ctx):
     name = _variable_name(op)
     validate = op.get_attr("validate_shape")
     dtype = op.inputs[0].dtype.as_numpy_dtype
+    declared = op.inputs[0].shape
+    declared = tuple(declared.as_list()) if declared.is_fully_defined() else None
 
     def run(value):
         current = store.get(name)
         if current is not None and current.shape == np.shape(value):
             np.copyto(current, value)
             return current
-        if validate and current is not None:
-            raise errors.InvalidArgumentError(
-                None, op, f"Assign requires shapes of both tensors to match. lhs shape= "
-                f"{list(current.shape)} rhs shape= {list(np.shape(value))}")
+        if validate:
+            lhs = current.shape if current is not None else declared
+            if lhs is not None and lhs != np.shape(value):
+                raise errors.InvalidArgumentError(
+                    None, op, f"Assign requires shapes of both tensors to match. lhs shape= "
+                    f"{list(lhs)} rhs shape= {list(np.shape(value))}\n\t [[node {op.name} "
+                    f"(Assign) on {ctx.name}]]")
         store[name] = new = np.array(value, dtype=dtype, copy=True)
         return new
     return run

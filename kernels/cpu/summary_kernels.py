@@ -16,7 +16,6 @@ from tfjupyter.summary._encoding import (field_bytes, field_double, field_varint
                                           varint)
 
 from . import KERNELS
-from . import io_kernels  # noqa: F401  (registers the checkpoint kernels until __init__ lists them)
 
 _DBL_MAX = sys.float_info.max
 

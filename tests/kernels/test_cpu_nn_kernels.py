@@ -163,15 +163,23 @@ CONV_CASES = [
 CONV_IDS = [f"{x}-{w}-s{s}-{p}-d{d}" for x, w, s, p, d in CONV_CASES]
 
 
-@pytest.fixture(params=[False, True], ids=["whole", "one_image_chunks"])
-def chunking(request, monkeypatch):
-    """Runs a test with the default chunking and with one image per chunk."""
-    if request.param:
-        monkeypatch.setattr(nn_kernels, "_CHUNK_BYTES", 1)
+def split_jobs(monkeypatch):
+    """Makes the kernels split every job over threads, in chunks of one image."""
+    monkeypatch.setattr(nn_kernels._WORKERS, "active", lambda: True)
+    monkeypatch.setattr(nn_kernels, "_PARALLEL_MIN_FLOPS", 0)
+    monkeypatch.setattr(nn_kernels, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(nn_kernels, "_CHUNK_BYTES", 1)
+
+
+@pytest.fixture(params=["whole", "split"])
+def execution(request, monkeypatch):
+    """Runs a test with each job whole, and split over threads in one-image chunks."""
+    if request.param == "split":
+        split_jobs(monkeypatch)
 
 
 @pytest.mark.parametrize("xs,ws,strides,padding,dilations", CONV_CASES, ids=CONV_IDS)
-def test_conv2d_matches_reference(xs, ws, strides, padding, dilations, chunking):
+def test_conv2d_matches_reference(xs, ws, strides, padding, dilations, execution):
     x, w = randn(*xs), randn(*ws)
     y = run_op("Conv2D", [x, w], **conv_attrs(strides, padding, dilations))
     np.testing.assert_allclose(y, conv_ref(x, w, strides, padding, dilations), atol=1e-12)
@@ -179,7 +187,7 @@ def test_conv2d_matches_reference(xs, ws, strides, padding, dilations, chunking)
 
 @pytest.mark.parametrize("xs,ws,strides,padding,dilations", CONV_CASES, ids=CONV_IDS)
 def test_conv2d_backprops_match_finite_differences(xs, ws, strides, padding, dilations,
-                                                    chunking):
+                                                    execution):
     attrs = conv_attrs(strides, padding, dilations)
     x, w = randn(*xs), randn(*ws)
     y = run_op("Conv2D", [x, w], **attrs)
@@ -243,7 +251,7 @@ POOL_SHAPES = [(2, 7, 7, 3), (2, 6, 5, 2)]
 
 @pytest.mark.parametrize("shape", POOL_SHAPES)
 @pytest.mark.parametrize("ksize,strides,padding", POOL_CASES, ids=POOL_IDS)
-def test_max_pool_matches_reference(shape, ksize, strides, padding):
+def test_max_pool_matches_reference(shape, ksize, strides, padding, execution):
     x = randn(*shape)
     y = run_op("MaxPool", [x], **pool_attrs(ksize, strides, padding))
     np.testing.assert_array_equal(y, pool_ref(x, ksize, strides, padding, lambda v: v.max(0)))
@@ -251,7 +259,7 @@ def test_max_pool_matches_reference(shape, ksize, strides, padding):
 
 @pytest.mark.parametrize("shape", POOL_SHAPES)
 @pytest.mark.parametrize("ksize,strides,padding", POOL_CASES, ids=POOL_IDS)
-def test_avg_pool_matches_reference(shape, ksize, strides, padding):
+def test_avg_pool_matches_reference(shape, ksize, strides, padding, execution):
     x = randn(*shape)
     y = run_op("AvgPool", [x], **pool_attrs(ksize, strides, padding))
     np.testing.assert_allclose(y, pool_ref(x, ksize, strides, padding, lambda v: v.mean(0)),
@@ -260,7 +268,7 @@ def test_avg_pool_matches_reference(shape, ksize, strides, padding):
 
 @pytest.mark.parametrize("shape", POOL_SHAPES)
 @pytest.mark.parametrize("ksize,strides,padding", POOL_CASES, ids=POOL_IDS)
-def test_pool_grads_match_finite_differences(shape, ksize, strides, padding):
+def test_pool_grads_match_finite_differences(shape, ksize, strides, padding, execution):
     attrs = pool_attrs(ksize, strides, padding)
     x = randn(*shape)
     y = run_op("MaxPool", [x], **attrs)
@@ -274,7 +282,7 @@ def test_pool_grads_match_finite_differences(shape, ksize, strides, padding):
 
 
 @pytest.mark.parametrize("ksize,strides,padding", POOL_CASES, ids=POOL_IDS)
-def test_max_pool_grad_goes_to_first_maximum_on_ties(ksize, strides, padding):
+def test_max_pool_grad_goes_to_first_maximum_on_ties(ksize, strides, padding, execution):
     attrs = pool_attrs(ksize, strides, padding)
     x = rng.integers(0, 3, size=(2, 7, 6, 2)).astype(np.float32)  # many ties
     y = run_op("MaxPool", [x], **attrs)
@@ -314,7 +322,7 @@ def test_pool_rejects_nchw():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_bias_add_and_grad(dtype):
+def test_bias_add_and_grad(dtype, execution):
     x, bias = randn(2, 3, 4, 5, dtype=dtype), randn(5, dtype=dtype)
     y = run_op("BiasAdd", [x, bias], data_format="NHWC")
     assert y.dtype == dtype
@@ -347,7 +355,7 @@ ACTIVATIONS = [
 
 @pytest.mark.parametrize("op_type,grad_type,ref,kinks,takes_outputs", ACTIVATIONS,
                          ids=[a[0] for a in ACTIVATIONS])
-def test_activation_and_grad(op_type, grad_type, ref, kinks, takes_outputs):
+def test_activation_and_grad(op_type, grad_type, ref, kinks, takes_outputs, execution):
     x = _away_from(4 * randn(3, 4, 5), kinks)
     y = run_op(op_type, [x])
     np.testing.assert_allclose(y, ref(x), rtol=1e-12, atol=1e-12)

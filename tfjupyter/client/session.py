@@ -277,6 +277,10 @@ class BaseSession:
         return self._closed
 
     @property
+    def graph_def(self):
+        return self.graph.as_graph_def()
+
+    @property
     def sess_str(self) -> str:
         return self.target
 

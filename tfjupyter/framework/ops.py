@@ -35,6 +35,7 @@ class GraphKeys:
     ACTIVATIONS = "activations"
     QUEUE_RUNNERS = "queue_runners"
     GLOBAL_STEP = "global_step"
+    SAVEABLE_OBJECTS = "saveable_objects"
     SAVERS = "savers"
     INIT_OP = "init_op"
     LOCAL_INIT_OP = "local_init_op"
@@ -295,6 +296,11 @@ class Graph:
             raise ValueError(f"The name {name!r} refers to an Operation, not a Tensor. Tensor "
                              f"names must be of the form \"<op_name>:<output_index>\".")
         return op
+
+    def as_graph_def(self, add_shapes: bool = False):
+        """A GraphDef protobuf of this graph, for TensorBoard (an export format only)."""
+        from ..summary.graph_def import graph_to_graph_def
+        return graph_to_graph_def(self, add_shapes)
 
     # -- names -------------------------------------------------------------------------------
     def get_name_scope(self) -> str:

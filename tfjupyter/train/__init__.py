@@ -6,3 +6,4 @@ from .optimizers import *  # noqa: F401,F403
 from .queue_runner import *  # noqa: F401,F403
 from .saver import *  # noqa: F401,F403
 from .training_util import *  # noqa: F401,F403
+from ..summary import SummaryWriter, summary_iterator  # noqa: F401,E402  (0.x: tf.train.SummaryWriter)
