@@ -1,9 +1,11 @@
 """Milliseconds per call of the CPU nn kernels at LeNet-5 shapes, batch 100, float32.
 
-    python bench/nn_kernels_micro.py [--repeat N]
+    python bench/nn_kernels_micro.py [--repeat N] [--blas-threads N]
 
 The last line adds up the kernels one LeNet training step (forward + backward) runs;
-the fully connected layers' MatMuls are not nn kernels and are not counted.
+the fully connected layers' MatMuls are not nn kernels and are not counted.  The kernels
+split big jobs over the cores only while numpy's BLAS runs on one thread:
+``--blas-threads 1`` (needs threadpoolctl) shows those numbers.
 """
 from __future__ import annotations
 
@@ -48,8 +50,17 @@ def _ms_per_call(op_type, inputs, attrs, repeat):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20)
-    repeat = parser.parse_args().repeat
+    parser.add_argument("--blas-threads", type=int, default=None)
+    args = parser.parse_args()
+    if args.blas_threads is not None:
+        from threadpoolctl import threadpool_limits
+        with threadpool_limits(args.blas_threads, user_api="blas"):
+            _run(args.repeat)
+    else:
+        _run(args.repeat)
 
+
+def _run(repeat: int) -> None:
     rng = np.random.default_rng(0)
 
     def randn(*shape):

@@ -369,6 +369,16 @@ def test_activation_and_grad(op_type, grad_type, ref, kinks, takes_outputs, exec
     assert run_op(grad_type, [up32, y32 if takes_outputs else x32]).dtype == np.float32
 
 
+def test_activation_grads_at_kinks_follow_tf():
+    g = np.ones(4)
+    np.testing.assert_array_equal(run_op("ReluGrad", [g, np.array([-1.0, 0.0, 1e-9, 7.0])]),
+                                  [0, 0, 1, 1])
+    np.testing.assert_array_equal(run_op("Relu6Grad", [g, np.array([0.0, 3.0, 6.0, 7.0])]),
+                                  [0, 1, 0, 0])
+    np.testing.assert_array_equal(run_op("EluGrad", [g, np.array([-0.5, 0.0, 1.0, -1.0])]),
+                                  [0.5, 1, 1, 0])
+
+
 def test_softplus_is_stable_for_large_inputs():
     x = np.array([-1000.0, -50.0, 0.0, 50.0, 1000.0], np.float32)
     y = run_op("Softplus", [x])
