@@ -169,6 +169,7 @@ def split_jobs(monkeypatch):
     monkeypatch.setattr(nn_kernels, "_PARALLEL_MIN_FLOPS", 0)
     monkeypatch.setattr(nn_kernels, "_PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(nn_kernels, "_CHUNK_BYTES", 1)
+    monkeypatch.setattr(nn_kernels, "_CHUNK_BYTES_BACKPROP_INPUT", 1)
 
 
 @pytest.fixture(params=["whole", "split"])

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..framework import dtypes, errors
 from ..framework.ops import Graph, Operation, Tensor, get_default_graph
-from ..runtime import events
+from ..runtime import cancellation, events
 from ..runtime.devices import Device, local_devices
 from ..runtime.executor import Plan, StepStats
 from ..runtime.placer import Placer, format_placement_line
@@ -153,6 +153,7 @@ class BaseSession:
         self._plans: Dict[Any, Tuple[_FetchStructure, Plan, List[_FeedConverter]]] = {}
         self._closed = False
         self._lock = threading.Lock()
+        self._active_steps: set = set()
         self.steps = 0
         self.last_placement: List[events.PlacementRecord] = []
         self._weakref = weakref.ref(self)
@@ -215,13 +216,20 @@ class BaseSession:
         structure, plan, converters = entry
         values = [convert(v) for convert, v in zip(converters, feed_values)]
         traced = options is not None and options.trace_level and run_metadata is not None
+        token = cancellation.CancellationToken(
+            options.timeout_in_ms / 1000 if options is not None and options.timeout_in_ms else None)
+        self._active_steps.add(token)
         start = time.perf_counter()
-        if traced:
-            stats = StepStats()
-            results = plan.run(values, stats)
-            run_metadata.step_stats = stats
-        else:
-            results = plan.run(values)
+        try:
+            with cancellation.step_scope(token):
+                if traced:
+                    stats = StepStats()
+                    results = plan.run(values, stats)
+                    run_metadata.step_stats = stats
+                else:
+                    results = plan.run(values)
+        finally:
+            self._active_steps.discard(token)
         if run_metadata is not None:
             run_metadata.placement = plan.placement
         global _last_run_session
@@ -268,6 +276,8 @@ class BaseSession:
     def close(self) -> None:
         if not self._closed:
             self._closed = True
+            for token in list(self._active_steps):
+                token.cancel("Session was closed while the step was running")
             self._plans.clear()
             for device in self.devices:
                 device.resources.clear()

@@ -17,6 +17,16 @@ class ResourceManager:
     def __init__(self):
         self.variables: Dict[str, object] = {}
         self.lock = threading.Lock()
+        self._resources: Dict[tuple, object] = {}
+
+    def lookup_or_create(self, kind: str, name: str, factory):
+        """The resource (queue, accumulator, ...) of this kind and name, made on first use."""
+        key = (kind, name)
+        with self.lock:
+            resource = self._resources.get(key)
+            if resource is None:
+                resource = self._resources[key] = factory()
+            return resource
 
     def read_variable(self, name: str, op=None):
         try:
@@ -28,6 +38,7 @@ class ResourceManager:
 
     def clear(self) -> None:
         self.variables.clear()
+        self._resources.clear()
 
 
 class Device:

@@ -1,0 +1,90 @@
+"""Cancelling steps: blocking kernels (queues, accumulators, receives) wait through here.
+
+Whoever runs a step (Session.run, a worker running a graph partition) installs a
+CancellationToken for the thread. A kernel that must wait calls ``wait_until`` with its
+condition variable: the wait wakes up when the predicate holds, when the token is cancelled
+(CancelledError, e.g. the session closed or another partition of the step failed) or when the
+step's deadline passes (DeadlineExceededError). No wait is ever unbounded and unstoppable.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from typing import Callable, Optional
+
+from ..framework import errors
+
+__all__ = ["CancellationToken", "current", "step_scope", "wait_until"]
+
+_POLL_SECONDS = 0.05
+
+
+class CancellationToken:
+    def __init__(self, timeout_s: Optional[float] = None):
+        self.deadline = None if not timeout_s else time.monotonic() + timeout_s
+        self.reason: Optional[str] = None
+        self.error_class = errors.CancelledError
+        self._lock = threading.Lock()
+        self._waiting: set = set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self.reason is not None
+
+    def cancel(self, reason: str = "Step was cancelled", error_class=errors.CancelledError) -> None:
+        with self._lock:
+            if self.reason is None:
+                self.reason, self.error_class = reason, error_class
+            waiting = list(self._waiting)
+        for cond in waiting:  # wake the waiters so they see the flag at once
+            with cond:
+                cond.notify_all()
+
+    def check(self, what: str = "") -> None:
+        if self.reason is not None:
+            raise self.error_class(None, None, f"{self.reason}{': ' + what if what else ''}")
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise errors.DeadlineExceededError(
+                None, None, f"Timed out{' while ' + what if what else ''}")
+
+    def _register(self, cond) -> None:
+        with self._lock:
+            self._waiting.add(cond)
+
+    def _unregister(self, cond) -> None:
+        with self._lock:
+            self._waiting.discard(cond)
+
+
+_NEVER = CancellationToken()
+_local = threading.local()
+
+
+def current() -> CancellationToken:
+    return getattr(_local, "token", _NEVER)
+
+
+@contextlib.contextmanager
+def step_scope(token: CancellationToken):
+    saved = getattr(_local, "token", None)
+    _local.token = token
+    try:
+        yield token
+    finally:
+        _local.token = saved
+
+
+def wait_until(cond: threading.Condition, predicate: Callable[[], bool], what: str) -> None:
+    """Waits (holding ``cond``, as Condition.wait does) until ``predicate()`` is true.
+
+    Raises CancelledError or DeadlineExceededError, naming ``what``, if the step ends first.
+    """
+    token = current()
+    token._register(cond)
+    try:
+        while not predicate():
+            token.check(what)
+            cond.wait(_POLL_SECONDS)
+    finally:
+        token._unregister(cond)
