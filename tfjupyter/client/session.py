@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from ..framework import dtypes, errors
+from ..framework.device import DeviceSpec
 from ..framework.ops import Graph, Operation, Tensor, get_default_graph
 from ..runtime import cancellation, events
 from ..runtime.devices import Device, local_devices
@@ -138,18 +139,23 @@ class _FeedConverter:
 class BaseSession:
     def __init__(self, target: str = "", graph: Optional[Graph] = None,
                  config: Optional[ConfigProto] = None):
-        if target:
-            raise errors.UnimplementedError(
-                None, None, f"Session target {target!r}: only in-process sessions (target '') "
-                "are available in this version; the gRPC runtime is not built yet.")
         self.graph = graph if graph is not None else get_default_graph()
         if not isinstance(self.graph, Graph):
             raise TypeError(f"graph must be a tf.Graph, got {type(self.graph).__name__}")
         self.config = config if config is not None else ConfigProto()
         self.target = target
         self.id = next(_session_ids)
-        self.devices: List[Device] = local_devices(device_count=self.config.device_count)
-        self._placer = Placer(self.devices, self.config.allow_soft_placement)
+        self._cluster = None
+        default_task = None
+        if target:
+            from ..distributed.master import ClusterConnection
+            self._cluster = ClusterConnection(target, self.config)
+            self.devices: List[Device] = self._cluster.devices
+            job, task = self._cluster.target_task
+            default_task = DeviceSpec(job=job, replica=0, task=task)
+        else:
+            self.devices = local_devices(device_count=self.config.device_count)
+        self._placer = Placer(self.devices, self.config.allow_soft_placement, default_task)
         self._plans: Dict[Any, Tuple[_FetchStructure, Plan, List[_FeedConverter]]] = {}
         self._closed = False
         self._lock = threading.Lock()
@@ -268,8 +274,11 @@ class BaseSession:
         structure = _FetchStructure(self.graph, fetches)
         tensors = [e if isinstance(e, Tensor) else None for e in structure.elements]
         targets = [e for e in structure.elements if isinstance(e, Operation)]
+        plan_class = Plan
+        if self._cluster is not None:
+            from ..distributed.master import DistributedPlan as plan_class
         with self._lock:
-            plan = Plan(self, tensors, list(feed_tensors), targets)
+            plan = plan_class(self, tensors, list(feed_tensors), targets)
         return structure, plan, [_FeedConverter(t) for t in feed_tensors]
 
     # -- lifecycle ---------------------------------------------------------------------------------
@@ -278,9 +287,15 @@ class BaseSession:
             self._closed = True
             for token in list(self._active_steps):
                 token.cancel("Session was closed while the step was running")
+            if self._cluster is not None:
+                # Variables live on the tasks and outlive the session; only our graphs go.
+                for _, plan, _ in self._plans.values():
+                    plan.deregister()
+                self._cluster.close()
+            else:
+                for device in self.devices:
+                    device.resources.clear()
             self._plans.clear()
-            for device in self.devices:
-                device.resources.clear()
 
     @property
     def closed(self) -> bool:

@@ -438,6 +438,15 @@ class Graph:
             for c in list(control_inputs) + self._current_control_inputs():
                 if all(t.op is not c for t in inputs):
                     op._add_control_input(c)
+            try:
+                specs = op._op_def.shape_fn(op)
+            except (ValueError, TypeError) as e:
+                msg = str(e)
+                if op.name not in msg:
+                    msg = f"{msg} (op '{op.name}' of type {op_type})"
+                raise type(e)(msg) from None
+            op._outputs = [Tensor(op, i, _dtypes.as_dtype(d), s) for i, (d, s) in enumerate(specs)]
+            # Device functions see the finished op (outputs included), as in TensorFlow.
             if self._colocation_stack:
                 groups = []
                 for target in self._colocation_stack:
@@ -448,14 +457,6 @@ class Graph:
                 op._set_device(self._colocation_stack[-1].device)
             else:
                 self._apply_device_functions(op)
-            try:
-                specs = op._op_def.shape_fn(op)
-            except (ValueError, TypeError) as e:
-                msg = str(e)
-                if op.name not in msg:
-                    msg = f"{msg} (op '{op.name}' of type {op_type})"
-                raise type(e)(msg) from None
-            op._outputs = [Tensor(op, i, _dtypes.as_dtype(d), s) for i, (d, s) in enumerate(specs)]
             for t in inputs:
                 t._consumers.append(op)
             self._ops_by_name[unique] = op

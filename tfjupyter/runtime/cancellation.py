@@ -21,12 +21,14 @@ _POLL_SECONDS = 0.05
 
 
 class CancellationToken:
-    def __init__(self, timeout_s: Optional[float] = None):
+    def __init__(self, timeout_s: Optional[float] = None, step_id: int = 0):
+        self.step_id = step_id
         self.deadline = None if not timeout_s else time.monotonic() + timeout_s
         self.reason: Optional[str] = None
         self.error_class = errors.CancelledError
         self._lock = threading.Lock()
         self._waiting: set = set()
+        self._callbacks: list = []
 
     @property
     def cancelled(self) -> bool:
@@ -37,9 +39,25 @@ class CancellationToken:
             if self.reason is None:
                 self.reason, self.error_class = reason, error_class
             waiting = list(self._waiting)
+            callbacks = list(self._callbacks)
         for cond in waiting:  # wake the waiters so they see the flag at once
             with cond:
                 cond.notify_all()
+        for fn in callbacks:
+            fn()
+
+    def add_callback(self, fn) -> None:
+        """Calls ``fn()`` when the step is cancelled (at once if it already is)."""
+        with self._lock:
+            if self.reason is None:
+                self._callbacks.append(fn)
+                return
+        fn()
+
+    def remove_callback(self, fn) -> None:
+        with self._lock:
+            if fn in self._callbacks:
+                self._callbacks.remove(fn)
 
     def check(self, what: str = "") -> None:
         if self.reason is not None:

@@ -55,6 +55,7 @@ class Device:
         self.description = description
         self.resources = ResourceManager()
         self.backend = _backend(self.device_type)
+        self.host = None  # the task runtime (distributed.worker.Worker) of a server's device
 
     def has_kernel(self, op_type: str) -> bool:
         return op_type in self.backend.KERNELS

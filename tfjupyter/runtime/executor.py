@@ -27,7 +27,7 @@ from ..framework import errors
 from ..framework.ops import Operation, Tensor
 from .devices import Device
 
-__all__ = ["Plan", "StepStats"]
+__all__ = ["Plan", "StepStats", "needed_ops"]
 
 # Ops whose output may be a buffer that outlives the step: constants, variables, and every op
 # that writes a variable (it returns the variable's buffer). A fetch of one is copied so the
@@ -42,6 +42,45 @@ _VIEW_TYPES = {"Reshape": 0, "ExpandDims": 0, "Squeeze": 0, "Transpose": 0, "Sli
                "StridedSlice": 0, "ReverseV2": 0, "Split": 1, "SplitV": 0, "Unpack": 0}
 
 _plan_ids = itertools.count()
+
+
+def needed_ops(fetches: Sequence[Optional[Tensor]], feeds: Sequence[Tensor],
+               targets: Sequence[Operation]) -> List[Operation]:
+    """The ops a step needs, dependencies first; an error names any cycle."""
+    fed = set(feeds)
+    roots = [t.op for t in fetches if t is not None and t not in fed] + list(targets)
+    order: List[Operation] = []
+    state: Dict[Operation, int] = {}  # 1: on the DFS stack, 2: done
+    for root in roots:
+        if state.get(root) == 2:
+            continue
+        stack = [(root, iter(_deps(root, fed)))]
+        state[root] = 1
+        while stack:
+            op, deps = stack[-1]
+            for dep in deps:
+                s = state.get(dep)
+                if s is None:
+                    state[dep] = 1
+                    stack.append((dep, iter(_deps(dep, fed))))
+                    break
+                if s == 1:
+                    on_stack = [o for o, _ in stack]
+                    cycle = [o.name for o in on_stack[on_stack.index(dep):]]
+                    raise errors.InvalidArgumentError(
+                        None, dep, "Graph has a cycle: " + " -> ".join(cycle + [dep.name]))
+            else:
+                stack.pop()
+                state[op] = 2
+                order.append(op)
+    return order
+
+
+def _deps(op: Operation, fed) -> List[Operation]:
+    refs = op._op_def.ref_inputs  # a written variable is not read, so its op need not run
+    deps = [t.op for k, t in enumerate(op._inputs) if t not in fed and k not in refs]
+    deps.extend(op._control_inputs)
+    return deps
 
 
 class StepStats:
@@ -67,48 +106,11 @@ class Plan:
         self.targets = list(targets)
         self.id = next(_plan_ids)
         self.filename = f"<tfjupyter plan {self.id}>"
-        self.ops = self._ops_in_order()
+        self.ops = needed_ops(self.fetches, self.feeds, self.targets)
         self.placement = session._place(self.ops)
         self.step, self.source, self._line_ops = self._generate(traced=False)
         self._traced_step = None
         self._traced_line_ops: Dict[int, Operation] = {}
-
-    # -- graph walk ------------------------------------------------------------------------------
-    def _ops_in_order(self) -> List[Operation]:
-        """The ops the step needs, dependencies first; an error names any cycle."""
-        fed = set(self.feeds)
-        roots = [t.op for t in self.fetches if t is not None and t not in fed] + self.targets
-        order: List[Operation] = []
-        state: Dict[Operation, int] = {}  # 1: on the DFS stack, 2: done
-        for root in roots:
-            if state.get(root) == 2:
-                continue
-            stack = [(root, iter(self._deps(root, fed)))]
-            state[root] = 1
-            while stack:
-                op, deps = stack[-1]
-                for dep in deps:
-                    s = state.get(dep)
-                    if s is None:
-                        state[dep] = 1
-                        stack.append((dep, iter(self._deps(dep, fed))))
-                        break
-                    if s == 1:
-                        cycle = [o.name for o, _ in stack[[o for o, _ in stack].index(dep):]]
-                        raise errors.InvalidArgumentError(
-                            None, dep, "Graph has a cycle: " + " -> ".join(cycle + [dep.name]))
-                else:
-                    stack.pop()
-                    state[op] = 2
-                    order.append(op)
-        return order
-
-    @staticmethod
-    def _deps(op: Operation, fed) -> List[Operation]:
-        refs = op._op_def.ref_inputs  # a written variable is not read, so its op need not run
-        deps = [t.op for k, t in enumerate(op._inputs) if t not in fed and k not in refs]
-        deps.extend(op._control_inputs)
-        return deps
 
     # -- code generation -----------------------------------------------------------------------
     def _generate(self, traced: bool):

@@ -20,9 +20,12 @@ _TYPE_PRIORITY = {"GPU": 0, "CPU": 1}
 
 
 class Placer:
-    def __init__(self, devices: Sequence[Device], allow_soft_placement: bool = False):
+    def __init__(self, devices: Sequence[Device], allow_soft_placement: bool = False,
+                 default_task: Optional[DeviceSpec] = None):
         self.devices = list(devices)
         self.allow_soft_placement = allow_soft_placement
+        # In a cluster, ops that name no job go to the session's own task when they can.
+        self.default_task = default_task
         self.assigned: Dict[Operation, Device] = {}
         self.records: Dict[Operation, PlacementRecord] = {}
         self._spec_cache: Dict[str, DeviceSpec] = {}
@@ -114,6 +117,13 @@ class Placer:
                     conflict = op
             requested.merge_from(spec)
         types_needed = {op.type for op in group}
+        if self.default_task is not None and requested.job is None:
+            local = requested.copy()
+            local.job, local.replica, local.task = (self.default_task.job, self.default_task.replica,
+                                                    self.default_task.task)
+            if any(local.matches(d.spec) and all(d.has_kernel(t) for t in types_needed)
+                   for d in self.devices):
+                requested = local
         if conflict is not None and not self.allow_soft_placement:
             raise self._error(conflict, "it must be colocated with ops whose device requests "
                               f"conflict with its own ({conflict.device!r})")

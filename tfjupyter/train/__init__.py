@@ -1,5 +1,6 @@
 """``tf.train``: optimizers, learning-rate schedules, moving averages, checkpoints, coordination."""
 from .coordinator import *  # noqa: F401,F403
+from .device_setter import *  # noqa: F401,F403
 from .learning_rate_decay import *  # noqa: F401,F403
 from .moving_averages import *  # noqa: F401,F403
 from .optimizers import *  # noqa: F401,F403
@@ -7,3 +8,11 @@ from .queue_runner import *  # noqa: F401,F403
 from .saver import *  # noqa: F401,F403
 from .training_util import *  # noqa: F401,F403
 from ..summary import SummaryWriter, summary_iterator  # noqa: F401,E402  (0.x: tf.train.SummaryWriter)
+from ..distributed.cluster import ClusterSpec  # noqa: F401,E402
+
+
+def __getattr__(name):  # tf.train.Server imports grpc on first use only
+    if name == "Server":
+        from ..distributed.server import Server
+        return Server
+    raise AttributeError(f"module 'tfjupyter.train' has no attribute {name!r}")

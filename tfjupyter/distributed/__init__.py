@@ -1,0 +1,19 @@
+"""The distributed runtime: ClusterSpec, Server, and the master and worker roles over gRPC.
+
+Roles: ``server`` (a task, any process) hosts a ``worker`` (runs graph partitions, serves
+tensors); ``master`` (in the client's process) places, partitions and runs steps for a
+``tf.Session(server.target)``. ``wire`` frames tensors; ``auth`` holds the cluster token and TLS.
+"""
+from __future__ import annotations
+
+__all__ = ["ClusterSpec", "Server"]
+
+
+def __getattr__(name):  # grpc is imported only when a cluster is used
+    if name == "ClusterSpec":
+        from .cluster import ClusterSpec
+        return ClusterSpec
+    if name == "Server":
+        from .server import Server
+        return Server
+    raise AttributeError(name)

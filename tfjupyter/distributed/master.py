@@ -1,0 +1,400 @@
+"""The master role, run in the client's process: a Session whose target is a cluster.
+
+For each (fetches, feeds, targets) signature the master places the needed ops over every
+device of the cluster, cuts the graph into one partition per task — each edge between tasks
+becomes a _Send/_Recv pair keyed by (source device, its incarnation, destination device,
+tensor) — registers the partitions on their tasks once, and then runs each step as one
+RunGraph call per task, in parallel. A failure anywhere cancels the step everywhere.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import logging
+import secrets
+import threading
+import time
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import grpc
+import numpy as np
+
+from ..framework import dtypes, errors
+from ..framework.device import DeviceSpec
+from ..framework.ops import Graph, Operation, Tensor
+from ..runtime import cancellation
+from ..runtime.devices import Device
+from ..runtime.executor import StepStats, needed_ops
+from . import protocol_pb2 as pb
+from . import wire
+from .auth import TOKEN_METADATA_KEY, TlsConfig, token_for_target
+from .worker import _error_from_status, make_channel, rpc_error
+
+__all__ = ["ClusterConnection", "DistributedPlan"]
+
+_log = logging.getLogger("tfjupyter.distributed")
+
+DEFAULT_CONNECT_TIMEOUT_S = 60.0
+
+
+class _Task:
+    """A client's view of one task: its address, devices and RPC stubs."""
+
+    def __init__(self, job: str, index: int, address: str, channel: grpc.Channel, metadata):
+        self.job, self.index, self.address = job, index, address
+        self.name = f"/job:{job}/replica:0/task:{index}"
+        self.metadata = metadata
+        self.channel = channel
+        unary = lambda m, resp: channel.unary_unary(  # noqa: E731
+            f"/tfjupyter.Worker/{m}", request_serializer=lambda x: x.SerializeToString(),
+            response_deserializer=resp.FromString)
+        self.get_status = unary("GetStatus", pb.GetStatusResponse)
+        self.register_graph = unary("RegisterGraph", pb.RegisterGraphResponse)
+        self.deregister_graph = unary("DeregisterGraph", pb.Empty)
+        self.cleanup_step = unary("CleanupStep", pb.Empty)
+        self.run_graph = channel.stream_stream("/tfjupyter.Worker/RunGraph")
+        self.devices: List[Device] = []
+        self.incarnation = 0
+
+
+class ClusterConnection:
+    """Connections from a client to every task of the cluster its target belongs to."""
+
+    def __init__(self, target: str, config):
+        if not target.startswith("grpc://"):
+            raise errors.InvalidArgumentError(
+                None, None, f"Session target {target!r}: expected 'grpc://host:port' (a "
+                "tf.train.Server's .target) or '' for an in-process session")
+        address = target[len("grpc://"):]
+        from .server import local_server_token
+        token = (getattr(config, "cluster_token", None) or local_server_token(address)
+                 or token_for_target(address))
+        if not token:
+            raise errors.UnauthenticatedError(
+                None, None, f"No cluster token known for {target}: set TFJUPYTER_CLUSTER_TOKEN "
+                "or ConfigProto(cluster_token=...) to the token of the server's cluster")
+        self.metadata = ((TOKEN_METADATA_KEY, token),)
+        tls = TlsConfig()
+        self._credentials = tls.channel_credentials() if tls.enabled else None
+        timeout_ms = getattr(config, "operation_timeout_in_ms", 0) or 0
+        self.timeout_s = timeout_ms / 1000 if timeout_ms > 0 else DEFAULT_CONNECT_TIMEOUT_S
+        self._channels: List[grpc.Channel] = []
+        deadline = time.monotonic() + self.timeout_s
+        master = self._task_at("master", -1, address)
+        status = self._wait_for([master], deadline)[0]
+        self.target_task = (status.job, status.task)
+        self.tasks: Dict[Tuple[str, int], _Task] = {}
+        for job, job_def in status.cluster.items():
+            for index, task_address in sorted(job_def.tasks.items()):
+                self.tasks[(job, index)] = (master if (job, index) == self.target_task
+                                            else self._task_at(job, index, task_address))
+        master.job, master.index = self.target_task
+        master.name = f"/job:{master.job}/replica:0/task:{master.index}"
+        filters = [DeviceSpec.from_string(f) for f in getattr(config, "device_filters", []) or []]
+        wanted = [t for t in self.tasks.values()
+                  if not filters or any(f.matches(_task_spec(t)) or f.job == t.job and f.task is None
+                                        for f in filters)]
+        for task, reply in zip(wanted, self._wait_for(wanted, deadline)):
+            task.incarnation = reply.incarnation
+            task.devices = [Device(DeviceSpec.from_string(d.name), d.description) for d in reply.devices]
+        self.devices = [d for t in wanted for d in t.devices]
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            max(4, len(self.tasks)), thread_name_prefix="tfjupyter-master")
+
+    def _task_at(self, job: str, index: int, address: str) -> _Task:
+        channel = make_channel(address, self._credentials)
+        self._channels.append(channel)
+        return _Task(job, index, address, channel, self.metadata)
+
+    def _wait_for(self, tasks: Sequence[_Task], deadline: float) -> List[pb.GetStatusResponse]:
+        """GetStatus from every task, retrying those that are down until the deadline."""
+        replies: Dict[int, pb.GetStatusResponse] = {}
+        last_log = 0.0
+        while True:
+            waiting = []
+            for i, task in enumerate(tasks):
+                if i in replies:
+                    continue
+                try:
+                    replies[i] = task.get_status(pb.GetStatusRequest(), metadata=self.metadata,
+                                                 timeout=max(0.2, min(2.0, deadline - time.monotonic())))
+                except grpc.RpcError as e:
+                    if e.code() in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+                        raise rpc_error(e, f"{task.name} at {task.address}") from None
+                    waiting.append(task)
+            if not waiting:
+                return [replies[i] for i in range(len(tasks))]
+            now = time.monotonic()
+            names = ", ".join(f"{t.name if t.index >= 0 else 'the target'} ({t.address})"
+                              for t in waiting)
+            if now >= deadline:
+                raise errors.UnavailableError(
+                    None, None, f"Timed out after {self.timeout_s:g} s waiting for tasks to come "
+                    f"up: {names}. Set ConfigProto(operation_timeout_in_ms=...) to wait longer.")
+            if now - last_log > 5.0:
+                _log.warning("Waiting for %s", names)
+                last_log = now
+            time.sleep(0.1)
+
+    def task_of(self, device_name: str) -> _Task:
+        spec = DeviceSpec.from_string(device_name)
+        return self.tasks[(spec.job, spec.task)]
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False)
+        for channel in self._channels:
+            channel.close()
+
+
+def _task_spec(task: _Task) -> DeviceSpec:
+    return DeviceSpec(task.job, 0, task.index, "CPU", 0)
+
+
+class _Partition:
+    def __init__(self, task: _Task):
+        self.task = task
+        self.graph = Graph()
+        self.copies: Dict[Operation, Operation] = {}
+        self.feeds: List[str] = []          # names in the partition graph
+        self.feed_indices: List[int] = []   # positions in the plan's feeds
+        self.fetches: List[str] = []
+        self.fetch_indices: List[int] = []
+        self.handle = ""
+
+
+class DistributedPlan:
+    """The distributed counterpart of executor.Plan: same constructor and run()."""
+
+    def __init__(self, session, fetches: Sequence[Optional[Tensor]], feeds: Sequence[Tensor],
+                 targets: Sequence[Operation]):
+        self.session = session
+        self.cluster: ClusterConnection = session._cluster
+        self.fetches, self.feeds, self.targets = list(fetches), list(feeds), list(targets)
+        self.ops = needed_ops(self.fetches, self.feeds, self.targets)
+        self.placement = session._place(self.ops)
+        self._partitions = self._partition()
+        self._register()
+
+    # -- building ----------------------------------------------------------------------------
+    def _partition(self) -> List[_Partition]:
+        assigned = self.session._placer.assigned
+        partitions: Dict[Tuple[str, int], _Partition] = {}
+
+        def partition_of(device: Device) -> _Partition:
+            key = (device.spec.job, device.spec.task)
+            part = partitions.get(key)
+            if part is None:
+                part = partitions[key] = _Partition(self.cluster.tasks[key])
+            return part
+
+        fed = {t: i for i, t in enumerate(self.feeds)}
+        received: Dict[Tuple[Tensor, _Partition], Tensor] = {}
+
+        def local_input(t: Tensor, part: _Partition, device: Device) -> Tensor:
+            """``t`` as seen from ``part``: itself, a feed, or the output of a _Recv."""
+            if t in fed:
+                key = (t, part)
+                if key not in received:
+                    name = f"_feed/{t.op.name}_{t.value_index}"
+                    feed_op = part.graph.create_op(
+                        "Placeholder", [], {"dtype": t.dtype, "shape": t.shape}, name=name + "/")
+                    feed_op._set_device(device.name)
+                    part.feeds.append(feed_op.outputs[0].name)
+                    part.feed_indices.append(fed[t])
+                    received[key] = feed_op.outputs[0]
+                return received[key]
+            src_device = assigned[t.op]
+            src = partition_of(src_device)
+            if src is part:
+                return part.copies[t.op].outputs[t.value_index]
+            key = (t, part)
+            if key not in received:
+                received[key] = self._cut(src, src_device, src.copies[t.op].outputs[t.value_index],
+                                          part, device, t.name)
+            return received[key]
+
+        for op in self.ops:
+            device = assigned[op]
+            part = partition_of(device)
+            refs = op.op_def.ref_inputs
+            inputs = []
+            for k, t in enumerate(op._inputs):
+                if k in refs and assigned[t.op] is not device:
+                    raise errors.InvalidArgumentError(
+                        None, op, f"'{op.name}' writes variable '{t.op.name}' but is placed on "
+                        f"{device.name}, not with the variable on {assigned[t.op].name}")
+                if k in refs and t.op not in part.copies:
+                    # A written variable need not run; its op still has to exist here.
+                    self._copy(part, t.op, [], device)
+                inputs.append(local_input(t, part, device))
+            copy = self._copy(part, op, inputs, device)
+            for c in op._control_inputs:
+                if c not in assigned:
+                    continue
+                c_part = partition_of(assigned[c])
+                if c_part is part:
+                    copy._add_control_input(part.copies[c])
+                else:
+                    copy._add_control_input(self._cut_control(c_part, assigned[c], c, part, device))
+        for i, t in enumerate(self.fetches):
+            if t is None or t in fed:
+                continue
+            part = partition_of(assigned[t.op])
+            part.fetches.append(part.copies[t.op].outputs[t.value_index].name)
+            part.fetch_indices.append(i)
+        return list(partitions.values())
+
+    @staticmethod
+    def _copy(part: _Partition, op: Operation, inputs: List[Tensor], device: Device) -> Operation:
+        existing = part.copies.get(op)
+        if existing is not None:
+            return existing
+        copy = part.graph.create_op(op.type, inputs, dict(op._attrs), name=op.name + "/")
+        copy._set_device(device.name)
+        part.copies[op] = copy
+        return copy
+
+    def _cut(self, src: _Partition, src_device: Device, value: Tensor, dst: _Partition,
+             dst_device: Device, tensor_name: str) -> Tensor:
+        attrs = {"tensor_name": tensor_name, "send_device": src_device.name,
+                 "send_device_incarnation": src.task.incarnation, "recv_device": dst_device.name,
+                 "client_terminated": False}
+        suffix = f"{tensor_name.replace(':', '_')}/to_{dst.task.job}_{dst.task.index}"
+        send = src.graph.create_op("_Send", [value], dict(attrs), name=f"_send/{suffix}/")
+        send._set_device(src_device.name)
+        recv = dst.graph.create_op("_Recv", [], dict(attrs, tensor_type=value.dtype,
+                                                     tensor_shape=value.shape),
+                                   name=f"_recv/{suffix}/")
+        recv._set_device(dst_device.name)
+        return recv.outputs[0]
+
+    def _cut_control(self, src: _Partition, src_device: Device, op: Operation, dst: _Partition,
+                     dst_device: Device) -> Operation:
+        name = f"_ctl/{op.name}/to_{dst.task.job}_{dst.task.index}"
+        existing = dst.graph._ops_by_name.get(f"_recv/{name.replace(':', '_')}")
+        if existing is not None:
+            return existing
+        marker = src.graph._ops_by_name.get(f"{name}/marker")
+        if marker is None:
+            marker = src.graph.create_op("Const", [], {"value": np.zeros((), np.float32),
+                                                       "dtype": dtypes.float32},
+                                         name=f"{name}/marker/")
+            marker._set_device(src_device.name)
+            marker._add_control_input(src.copies[op])
+        return self._cut(src, src_device, marker.outputs[0], dst, dst_device, name).op
+
+    def _register(self) -> None:
+        from ..framework.graph_io import export_graph_def
+
+        def register(part: _Partition) -> None:
+            request = pb.RegisterGraphRequest(
+                graph_def=export_graph_def(part.graph).SerializeToString())
+            try:
+                part.handle = part.task.register_graph(request, metadata=part.task.metadata,
+                                                       timeout=self.cluster.timeout_s).graph_handle
+            except grpc.RpcError as e:
+                raise rpc_error(e, part.task.name) from None
+        list(self.cluster._pool.map(register, self._partitions))
+
+    def deregister(self) -> None:
+        for part in self._partitions:
+            try:
+                part.task.deregister_graph(pb.DeregisterGraphRequest(graph_handle=part.handle),
+                                           metadata=part.task.metadata, timeout=5)
+            except grpc.RpcError:
+                pass  # the task is gone, and its graphs with it
+
+    # -- running ----------------------------------------------------------------------------------
+    def run(self, feed_values: List, step_stats: Optional[StepStats] = None) -> List:
+        step_id = secrets.randbits(63)
+        token = cancellation.current()
+        results: List = [None] * len(self.fetches)
+        for i, t in enumerate(self.fetches):
+            if t is not None and t in self.feeds:
+                results[i] = np.array(feed_values[self.feeds.index(t)])
+        calls = {}
+        failure: List[errors.OpError] = []
+        lock = threading.Lock()
+
+        def cancel_all(reason: str) -> None:
+            for part in self._partitions:
+                self._cleanup(part, step_id, reason)
+
+        def on_cancel():
+            for call in list(calls.values()):
+                call.cancel()
+        token.add_callback(on_cancel)
+
+        def run_partition(part: _Partition) -> None:
+            try:
+                values = self._run_partition(part, step_id, feed_values, token, calls, step_stats)
+                for i, v in zip(part.fetch_indices, values):
+                    results[i] = v
+            except errors.OpError as e:
+                with lock:
+                    first = not failure
+                    failure.append(e)
+                if first and not isinstance(e, errors.CancelledError):
+                    cancel_all(f"Step failed on {part.task.name}: {_first_line(e)}")
+        try:
+            futures = [self.cluster._pool.submit(run_partition, p) for p in self._partitions]
+            for f in futures:
+                f.result()
+        finally:
+            token.remove_callback(on_cancel)
+        if failure:
+            cancel_all("")
+            token.check("running a distributed step")
+            raise next((e for e in failure if not isinstance(e, errors.CancelledError)), failure[0])
+        self.cluster._pool.submit(cancel_all, "")  # release leftovers; nothing waits on this
+        return results
+
+    def _run_partition(self, part: _Partition, step_id: int, feed_values, token, calls, step_stats):
+        timeout = None if token.deadline is None else max(0.001, token.deadline - time.monotonic())
+        request = pb.RunGraphRequest(graph_handle=part.handle, step_id=step_id, feeds=part.feeds,
+                                     fetches=part.fetches,
+                                     targets=[op.name for op in part.copies.values()],
+                                     timeout_s=timeout or 0, trace=step_stats is not None)
+
+        def frames():
+            yield wire.control_frame(request)
+            for k, i in enumerate(part.feed_indices):
+                yield from wire.tensor_frames(k, feed_values[i])
+        call = part.task.run_graph(frames(), metadata=part.task.metadata, timeout=timeout)
+        calls[part] = call
+        assembler = wire.TensorAssembler(len(part.fetches), f"RunGraph reply from {part.task.name}")
+        status = None
+        try:
+            for frame in call:
+                if frame[:1] == wire.CONTROL:
+                    status = pb.StepStatus.FromString(frame[1:])
+                else:
+                    assembler.add(frame)
+        except grpc.RpcError as e:
+            token.check(f"running a step on {part.task.name}")
+            raise rpc_error(e, f"{part.task.name} ({part.task.address})") from None
+        finally:
+            calls.pop(part, None)
+        if status is None:
+            raise errors.UnavailableError(None, None, f"{part.task.name} ended the step without "
+                                          "a status")
+        if status.code:
+            error = _error_from_status(status)
+            if status.op:
+                error.op = self.session.graph._ops_by_name.get(status.op)
+            raise error
+        if step_stats is not None and status.step_stats_json:
+            for device, stats in json.loads(status.step_stats_json).items():
+                step_stats.dev_stats.setdefault(device, []).extend(stats)
+        return assembler.finish()
+
+    def _cleanup(self, part: _Partition, step_id: int, reason: str) -> None:
+        try:
+            part.task.cleanup_step(pb.CleanupStepRequest(step_id=step_id, reason=reason),
+                                   metadata=part.task.metadata, timeout=5)
+        except grpc.RpcError:
+            pass  # a task that is down has nothing left to clean
+
+
+def _first_line(e: Exception) -> str:
+    return str(e).splitlines()[0] if str(e) else type(e).__name__

@@ -1,0 +1,200 @@
+"""tf.train.Server: one task of a cluster, served over gRPC by any Python process."""
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+from concurrent import futures
+from typing import Optional
+
+import grpc
+
+from ..framework import errors
+from ..runtime.devices import local_devices
+from . import protocol_pb2 as pb
+from .auth import TlsConfig, TokenInterceptor, channel_options, resolve_token
+from .cluster import ClusterSpec
+from .worker import Worker
+
+__all__ = ["Server", "ServerDef"]
+
+_log = logging.getLogger("tfjupyter.distributed")
+
+# Each running step holds a thread (partitions may block on receives), so be generous.
+_RPC_THREADS = 64
+
+
+class ServerDef:
+    """What a Server was built from (TensorFlow's ServerDef, as plain fields)."""
+
+    def __init__(self, cluster: ClusterSpec, job_name: str, task_index: int, protocol: str,
+                 default_session_config=None):
+        self.cluster = cluster
+        self.job_name = job_name
+        self.task_index = task_index
+        self.protocol = protocol
+        self.default_session_config = default_session_config
+
+    def __repr__(self) -> str:
+        return (f"ServerDef(cluster={self.cluster!r}, job_name={self.job_name!r}, "
+                f"task_index={self.task_index}, protocol={self.protocol!r})")
+
+
+def _service_handlers(worker: Worker) -> grpc.GenericRpcHandler:
+    def unary(fn, request_type):
+        return grpc.unary_unary_rpc_method_handler(
+            fn, request_deserializer=request_type.FromString,
+            response_serializer=lambda m: m.SerializeToString())
+    return grpc.method_handlers_generic_handler("tfjupyter.Worker", {
+        "GetStatus": unary(worker.get_status, pb.GetStatusRequest),
+        "RegisterGraph": unary(worker.register_graph, pb.RegisterGraphRequest),
+        "DeregisterGraph": unary(worker.deregister_graph, pb.DeregisterGraphRequest),
+        "CleanupStep": unary(worker.cleanup_step, pb.CleanupStepRequest),
+        "RunGraph": grpc.stream_stream_rpc_method_handler(worker.run_graph),
+        "RecvTensor": grpc.unary_stream_rpc_method_handler(
+            worker.recv_tensor, request_deserializer=pb.RecvTensorRequest.FromString),
+    })
+
+
+class Server:
+    """``tf.train.Server(cluster, job_name="ps", task_index=0)`` — serves one task.
+
+    The server binds the address the cluster gives its task (``localhost:2222`` binds the
+    loopback interface only), and answers only calls that carry the cluster's token.
+    """
+
+    def __init__(self, server_or_cluster_def, job_name: Optional[str] = None,
+                 task_index: Optional[int] = None, protocol: Optional[str] = None,
+                 config=None, start: bool = True, token: Optional[str] = None,
+                 tls: Optional[TlsConfig] = None):
+        if isinstance(server_or_cluster_def, ServerDef):
+            sd = server_or_cluster_def
+            cluster, job_name = sd.cluster, job_name or sd.job_name
+            task_index = sd.task_index if task_index is None else task_index
+            protocol, config = protocol or sd.protocol, config or sd.default_session_config
+        else:
+            cluster = ClusterSpec(server_or_cluster_def)
+        protocol = protocol or "grpc"
+        if protocol not in ("grpc", "grpc+tls"):
+            raise ValueError(f"Server: unsupported protocol {protocol!r}; use 'grpc'")
+        if job_name is None:
+            if len(cluster.jobs) != 1:
+                raise ValueError(f"Server: job_name must be given for a cluster with jobs "
+                                 f"{cluster.jobs}")
+            job_name = cluster.jobs[0]
+        if task_index is None:
+            indices = cluster.task_indices(job_name)
+            if len(indices) != 1:
+                raise ValueError(f"Server: task_index must be given; job {job_name!r} has tasks "
+                                 f"{indices}")
+            task_index = indices[0]
+        address = cluster.task_address(job_name, task_index)
+        self._tls = tls or TlsConfig()
+        self._config = config
+        self._lock = threading.Lock()
+        self._started = self._stopped = False
+        self._stop_event = threading.Event()
+
+        addresses = [a for _, _, a in cluster.tasks()]
+        explicit = token or getattr(config, "cluster_token", None)
+        if any(a.endswith(":0") for a in addresses) and not explicit:
+            # A port the OS picks cannot name a token file: the token stays in this process.
+            explicit = secrets.token_hex(32)
+        self._token = resolve_token(addresses, explicit)
+        self._grpc = grpc.server(
+            futures.ThreadPoolExecutor(_RPC_THREADS,
+                                       thread_name_prefix=f"tfjupyter-{job_name}{task_index}"),
+            interceptors=[TokenInterceptor(self._token)],
+            options=channel_options() + (("grpc.http2.min_ping_interval_without_data_ms", 5000),
+                                         ("grpc.so_reuseport", 0)),
+            maximum_concurrent_rpcs=_RPC_THREADS * 4)
+        if self._tls.enabled:
+            port = self._grpc.add_secure_port(address, self._tls.server_credentials())
+        else:
+            port = self._grpc.add_insecure_port(address)
+        if port == 0:
+            raise errors.UnavailableError(None, None, f"Server for /job:{job_name}/task:{task_index}"
+                                          f" could not bind {address}: is the port in use?")
+        bound = f"{address.rpartition(':')[0]}:{port}"
+        if bound != address:  # port 0: the cluster learns the port the OS chose
+            jobs = cluster.as_dict()
+            tasks = dict(enumerate(jobs[job_name])) if isinstance(jobs[job_name], list) else jobs[job_name]
+            tasks[task_index] = bound
+            jobs[job_name] = tasks
+            cluster = ClusterSpec(jobs)
+        self._cluster = cluster
+        self._address = bound
+        device_count = getattr(config, "device_count", None) if config is not None else None
+        self._devices = local_devices(job_name, 0, task_index, device_count)
+        credentials = self._tls.channel_credentials() if self._tls.enabled else None
+        self._worker = Worker(job_name, task_index, self._devices, cluster, self._token, credentials)
+        self._grpc.add_generic_rpc_handlers((_service_handlers(self._worker),))
+        self.server_def = ServerDef(cluster, job_name, task_index, protocol, config)
+        _register_local_server(self)
+        _log.info("Started server with target: %s", self.target)
+        if start:
+            self.start()
+
+    # -- TensorFlow's API ------------------------------------------------------------------------
+    @property
+    def target(self) -> str:
+        return f"grpc://{self._address}"
+
+    @property
+    def token(self) -> str:
+        """The cluster token clients and peers must present (keep it secret)."""
+        return self._token
+
+    @property
+    def devices(self):
+        return list(self._devices)
+
+    def start(self) -> None:
+        with self._lock:
+            if self._stopped:
+                raise RuntimeError("Server: cannot start a stopped server")
+            if not self._started:
+                self._grpc.start()
+                self._started = True
+
+    def join(self, timeout: Optional[float] = None) -> None:
+        """Blocks until the server stops (TensorFlow's join blocks forever)."""
+        self._stop_event.wait(timeout)
+
+    def stop(self, grace: Optional[float] = 1.0) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
+        self._worker.close()
+        self._grpc.stop(grace).wait(grace)
+        self._stop_event.set()
+        _unregister_local_server(self)
+
+    @staticmethod
+    def create_local_server(config=None, start: bool = True) -> "Server":
+        """A one-task cluster on a free loopback port."""
+        return Server({"local": ["localhost:0"]}, job_name="local", task_index=0,
+                      protocol="grpc", config=config, start=start)
+
+    def __repr__(self) -> str:
+        return (f"<tf.train.Server /job:{self.server_def.job_name}/task:"
+                f"{self.server_def.task_index} at {self.target}>")
+
+
+# Servers of this process, by address: a Session on their target needs no token lookup.
+_local_servers = {}
+
+
+def _register_local_server(server: Server) -> None:
+    _local_servers[server._address] = server
+
+
+def _unregister_local_server(server: Server) -> None:
+    if _local_servers.get(server._address) is server:
+        del _local_servers[server._address]
+
+
+def local_server_token(address: str) -> Optional[str]:
+    server = _local_servers.get(address)
+    return server.token if server is not None else None

@@ -1,0 +1,345 @@
+"""The worker role: what a task does for masters — run graph partitions, serve tensors.
+
+A task keeps, for its whole life: its devices (whose ResourceManagers hold variables, queues
+and accumulators, shared by every session), the partitions masters registered, and a
+rendezvous where _Send ops leave tensors for the _Recv ops of other tasks. Steps are
+isolated by step id; CleanupStep releases a step's leftovers and cancels its waits.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+import uuid
+from typing import Dict, Iterator, List, Optional, Tuple
+
+import grpc
+import numpy as np
+
+from ..framework import errors
+from ..framework.ops import Graph
+from ..runtime import cancellation
+from ..runtime.devices import Device
+from ..runtime.executor import Plan, StepStats
+from ..runtime.placer import Placer
+from . import protocol_pb2 as pb
+from . import wire
+from .auth import TOKEN_METADATA_KEY, channel_options
+
+__all__ = ["Worker", "Rendezvous"]
+
+_log = logging.getLogger("tfjupyter.distributed")
+
+# How long a finished step's id is remembered, so that a late RecvTensor fails at once.
+_FORGET_STEPS_AFTER_S = 600.0
+
+
+class Rendezvous:
+    """Tensors sent by this task's _Send ops, waiting for their _Recv, per step."""
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._tables: Dict[int, Dict[str, object]] = {}
+        self._ended: Dict[int, Tuple[float, str]] = {}   # step id -> (time, reason)
+
+    def send(self, step_id: int, key: str, value) -> None:
+        with self._cond:
+            if step_id in self._ended:
+                return  # the step was cancelled: nobody will take it
+            self._tables.setdefault(step_id, {})[key] = value
+            self._cond.notify_all()
+
+    def recv(self, step_id: int, key: str, what: str):
+        with self._cond:
+            def ready():
+                return step_id in self._ended or key in self._tables.get(step_id, ())
+            cancellation.wait_until(self._cond, ready, what)
+            table = self._tables.get(step_id)
+            if table is None or key not in table:
+                reason = self._ended.get(step_id, (0, "step ended"))[1] or "step ended"
+                raise errors.CancelledError(None, None, f"{what}: {reason}")
+            value = table.pop(key)
+            if not table:
+                del self._tables[step_id]
+            return value
+
+    def end_step(self, step_id: int, reason: str) -> None:
+        now = time.monotonic()
+        with self._cond:
+            self._tables.pop(step_id, None)
+            if reason:
+                self._ended[step_id] = (now, reason)
+            for old in [s for s, (t, _) in self._ended.items() if now - t > _FORGET_STEPS_AFTER_S]:
+                del self._ended[old]
+            self._cond.notify_all()
+
+    def pending_steps(self) -> List[int]:
+        with self._cond:
+            return list(self._tables)
+
+
+class _PartitionHost:
+    """What executor.Plan needs of a session, for the partitions registered on this task."""
+
+    def __init__(self, devices: List[Device]):
+        self._placer = Placer(devices, allow_soft_placement=False)
+        self._lock = threading.Lock()
+
+    def _place(self, ops):
+        with self._lock:
+            self._placer.place(ops)
+            return [self._placer.records[op] for op in ops]
+
+
+class _RegisteredGraph:
+    def __init__(self, graph: Graph, host: _PartitionHost):
+        self.graph = graph
+        self.host = host
+        self.plans: Dict[tuple, Plan] = {}
+        self.lock = threading.Lock()
+
+    def plan(self, feeds: List[str], fetches: List[str], targets: List[str]) -> Plan:
+        key = (tuple(feeds), tuple(fetches), tuple(targets))
+        plan = self.plans.get(key)
+        if plan is None:
+            with self.lock:
+                plan = self.plans.get(key)
+                if plan is None:
+                    g = self.graph
+                    plan = Plan(self.host, [g.get_tensor_by_name(n) for n in fetches],
+                                [g.get_tensor_by_name(n) for n in feeds],
+                                [g.get_operation_by_name(n) for n in targets])
+                    self.plans[key] = plan
+        return plan
+
+
+class Worker:
+    """The worker service of one task (job, task index) of a cluster."""
+
+    def __init__(self, job: str, task: int, devices: List[Device], cluster, token: str,
+                 channel_credentials=None):
+        self.job, self.task = job, task
+        self.devices = devices
+        self.cluster = cluster
+        self.incarnation = int.from_bytes(uuid.uuid4().bytes[:8], "little") >> 1
+        self.rendezvous = Rendezvous()
+        self._token = token
+        self._channel_credentials = channel_credentials
+        self._graphs: Dict[str, _RegisteredGraph] = {}
+        self._host = _PartitionHost(devices)
+        self._steps: Dict[int, List[cancellation.CancellationToken]] = {}
+        self._steps_lock = threading.Lock()
+        self._peers: Dict[str, object] = {}
+        self._peers_lock = threading.Lock()
+        for device in devices:
+            device.host = self
+
+    @property
+    def task_name(self) -> str:
+        return f"/job:{self.job}/replica:0/task:{self.task}"
+
+    # -- RPC handlers ----------------------------------------------------------------------------
+    def get_status(self, request: pb.GetStatusRequest, context) -> pb.GetStatusResponse:
+        reply = pb.GetStatusResponse(job=self.job, task=self.task, incarnation=self.incarnation)
+        for d in self.devices:
+            reply.devices.add(name=d.name, device_type=d.device_type, description=d.description)
+        for job, index, address in self.cluster.tasks():
+            reply.cluster[job].tasks[index] = address
+        return reply
+
+    def register_graph(self, request: pb.RegisterGraphRequest, context) -> pb.RegisterGraphResponse:
+        from tensorboard.compat.proto import graph_pb2
+        from ..framework.graph_io import rebuild_graph
+        try:
+            graph_def = graph_pb2.GraphDef.FromString(request.graph_def)
+            graph = rebuild_graph(graph_def)
+            for op in graph.get_operations():
+                self._check_local(op)
+        except Exception as e:  # a malformed partition must not change anything
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"RegisterGraph on {self.task_name}: {e}")
+        handle = uuid.uuid4().hex
+        self._graphs[handle] = _RegisteredGraph(graph, self._host)
+        return pb.RegisterGraphResponse(graph_handle=handle)
+
+    def _check_local(self, op) -> None:
+        if not op.device.startswith(self.task_name + "/"):
+            raise ValueError(f"op '{op.name}' is assigned to {op.device or 'no device'}, not to a "
+                             f"device of {self.task_name}")
+
+    def deregister_graph(self, request: pb.DeregisterGraphRequest, context) -> pb.Empty:
+        self._graphs.pop(request.graph_handle, None)
+        return pb.Empty()
+
+    def run_graph(self, request_iterator, context) -> Iterator[bytes]:
+        try:
+            frames = iter(request_iterator)
+            first = next(frames, b"")
+            if first[:1] != wire.CONTROL:
+                raise errors.InvalidArgumentError(None, None, "RunGraph: the first frame must be "
+                                                  "the request")
+            request = pb.RunGraphRequest.FromString(first[1:])
+            assembler = wire.TensorAssembler(len(request.feeds), f"RunGraph feeds on {self.task_name}")
+            for frame in frames:
+                assembler.add(frame)
+            feed_values = assembler.finish()
+            registered = self._graphs.get(request.graph_handle)
+            if registered is None:
+                raise errors.NotFoundError(None, None, f"Graph handle {request.graph_handle!r} is "
+                                           f"not registered on {self.task_name}")
+            try:
+                plan = registered.plan(list(request.feeds), list(request.fetches), list(request.targets))
+            except (KeyError, ValueError) as e:
+                raise errors.InvalidArgumentError(None, None, f"RunGraph on {self.task_name}: {e}") from None
+            results, stats = self._run(plan, request, feed_values)
+        except errors.OpError as e:
+            yield wire.control_frame(pb.StepStatus(code=e.error_code, message=str(e),
+                                                   op=getattr(e.op, "name", "") or ""))
+            return
+        for i, value in enumerate(results):
+            yield from wire.tensor_frames(i, value)
+        yield wire.control_frame(pb.StepStatus(code=0, step_stats_json=stats))
+
+    def _run(self, plan: Plan, request: pb.RunGraphRequest, feed_values):
+        token = cancellation.CancellationToken(request.timeout_s or None, request.step_id)
+        with self._steps_lock:
+            self._steps.setdefault(request.step_id, []).append(token)
+        try:
+            with cancellation.step_scope(token):
+                if request.trace:
+                    stats = StepStats()
+                    results = plan.run(feed_values, stats)
+                    return results, json.dumps(stats.dev_stats)
+                return plan.run(feed_values), ""
+        finally:
+            with self._steps_lock:
+                tokens = self._steps.get(request.step_id, [])
+                if token in tokens:
+                    tokens.remove(token)
+                if not tokens:
+                    self._steps.pop(request.step_id, None)
+
+    def recv_tensor(self, request: pb.RecvTensorRequest, context) -> Iterator[bytes]:
+        remaining = context.time_remaining()
+        token = cancellation.CancellationToken(remaining if remaining and remaining < 1e9 else None,
+                                               request.step_id)
+        context.add_callback(lambda: token.cancel("RecvTensor call ended"))
+        try:
+            with cancellation.step_scope(token):
+                value = self.rendezvous.recv(request.step_id, request.key,
+                                             f"waiting on {self.task_name} for {request.key}")
+        except errors.OpError as e:
+            yield wire.control_frame(pb.StepStatus(code=e.error_code, message=str(e)))
+            return
+        yield from wire.tensor_frames(0, value)
+        yield wire.control_frame(pb.StepStatus(code=0))
+
+    def cleanup_step(self, request: pb.CleanupStepRequest, context) -> pb.Empty:
+        self.end_step(request.step_id, request.reason)
+        return pb.Empty()
+
+    def end_step(self, step_id: int, reason: str) -> None:
+        self.rendezvous.end_step(step_id, reason)
+        if reason:
+            with self._steps_lock:
+                tokens = list(self._steps.get(step_id, ()))
+            for token in tokens:
+                token.cancel(reason)
+
+    # -- receiving from peers ------------------------------------------------------------------------
+    def recv(self, send_device: str, step_id: int, key: str):
+        """The value a _Send on ``send_device`` left under ``key`` (called by _Recv kernels)."""
+        if send_device.startswith(self.task_name + "/"):
+            return self.rendezvous.recv(step_id, key, f"waiting for {key}")
+        job, task = _job_task(send_device)
+        stub = self._peer(job, task)
+        token = cancellation.current()
+        timeout = None if token.deadline is None else max(0.0, token.deadline - time.monotonic())
+        call = stub(pb.RecvTensorRequest(step_id=step_id, key=key).SerializeToString(),
+                    timeout=timeout, metadata=((TOKEN_METADATA_KEY, self._token),))
+        return receive_tensor_stream(call, token, f"/job:{job}/replica:0/task:{task}", key)
+
+    def _peer(self, job: str, task: int):
+        address = self.cluster.task_address(job, task)
+        with self._peers_lock:
+            stub = self._peers.get(address)
+            if stub is None:
+                channel = make_channel(address, self._channel_credentials)
+                stub = channel.unary_stream("/tfjupyter.Worker/RecvTensor")
+                self._peers[address] = stub
+            return stub
+
+    def close(self) -> None:
+        for step_id in self.rendezvous.pending_steps():
+            self.end_step(step_id, f"task {self.task_name} is shutting down")
+        with self._steps_lock:
+            tokens = [t for ts in self._steps.values() for t in ts]
+        for token in tokens:
+            token.cancel(f"task {self.task_name} is shutting down")
+
+
+def _job_task(device: str) -> Tuple[str, int]:
+    from ..framework.device import DeviceSpec
+    spec = DeviceSpec.from_string(device)
+    return spec.job, spec.task
+
+
+def make_channel(address: str, credentials=None) -> grpc.Channel:
+    if credentials is not None:
+        return grpc.secure_channel(address, credentials, options=channel_options())
+    return grpc.insecure_channel(address, options=channel_options())
+
+
+def receive_tensor_stream(call, token: cancellation.CancellationToken, task: str, what: str):
+    """Reads one tensor from a RecvTensor response stream; cancelling the step cancels it."""
+    token.add_callback(call.cancel)
+    try:
+        assembler = wire.TensorAssembler(1, f"RecvTensor from {task}")
+        status = None
+        for frame in call:
+            if frame[:1] == wire.CONTROL:
+                status = pb.StepStatus.FromString(frame[1:])
+            else:
+                assembler.add(frame)
+        if status is None:
+            raise errors.UnavailableError(None, None, f"{task} ended the transfer of {what} early")
+        if status.code:
+            raise _error_from_status(status)
+        return assembler.finish()[0]
+    except grpc.RpcError as e:
+        token.check(f"receiving {what} from {task}")
+        raise rpc_error(e, task) from None
+    finally:
+        token.remove_callback(call.cancel)
+
+
+def _error_from_status(status: pb.StepStatus) -> errors.OpError:
+    cls = _ERRORS_BY_CODE.get(status.code, errors.UnknownError)
+    return cls(None, None, status.message)
+
+
+_ERRORS_BY_CODE = {cls.error_code: cls for cls in (
+    errors.CancelledError, errors.UnknownError, errors.InvalidArgumentError,
+    errors.DeadlineExceededError, errors.NotFoundError, errors.AlreadyExistsError,
+    errors.PermissionDeniedError, errors.UnauthenticatedError, errors.ResourceExhaustedError,
+    errors.FailedPreconditionError, errors.AbortedError, errors.OutOfRangeError,
+    errors.UnimplementedError, errors.InternalError, errors.UnavailableError, errors.DataLossError)}
+
+_GRPC_CODES = {grpc.StatusCode.UNAVAILABLE: errors.UnavailableError,
+               grpc.StatusCode.DEADLINE_EXCEEDED: errors.DeadlineExceededError,
+               grpc.StatusCode.CANCELLED: errors.CancelledError,
+               grpc.StatusCode.UNAUTHENTICATED: errors.UnauthenticatedError,
+               grpc.StatusCode.PERMISSION_DENIED: errors.PermissionDeniedError,
+               grpc.StatusCode.INVALID_ARGUMENT: errors.InvalidArgumentError,
+               grpc.StatusCode.RESOURCE_EXHAUSTED: errors.ResourceExhaustedError,
+               grpc.StatusCode.NOT_FOUND: errors.NotFoundError,
+               grpc.StatusCode.UNIMPLEMENTED: errors.UnimplementedError}
+
+
+def rpc_error(e: grpc.RpcError, task: str) -> errors.OpError:
+    """A gRPC failure as TensorFlow's error, naming the task it talked to."""
+    code = e.code() if hasattr(e, "code") else grpc.StatusCode.UNKNOWN
+    cls = _GRPC_CODES.get(code, errors.UnavailableError if code == grpc.StatusCode.UNKNOWN
+                          else errors.InternalError)
+    details = e.details() if hasattr(e, "details") else str(e)
+    return cls(None, None, f"{task}: {details}")
