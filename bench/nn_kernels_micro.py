@@ -80,8 +80,8 @@ def _run(repeat: int) -> None:
     # (label, op type, inputs, attrs, calls per training step)
     cases = [
         ("conv1 Conv2D", "Conv2D", [x1, w1], conv, 1),
-        ("conv1 Conv2DBackpropFilter", "Conv2DBackpropFilter", [x1, i32(5, 5, 1, 32), y1], conv, 1),
-        ("conv1 Conv2DBackpropInput", "Conv2DBackpropInput", [i32(100, 28, 28, 1), w1, y1], conv, 0),
+        ("conv1 Conv2DBackpropFilter", "Conv2DBackpropFilter", [x1, i32(*w1.shape), y1], conv, 1),
+        ("conv1 Conv2DBackpropInput", "Conv2DBackpropInput", [i32(*x1.shape), w1, y1], conv, 0),
         ("conv1 BiasAdd", "BiasAdd", [y1, randn(32)], nhwc, 1),
         ("conv1 BiasAddGrad", "BiasAddGrad", [y1], nhwc, 1),
         ("conv1 Relu", "Relu", [y1], {}, 1),
@@ -89,8 +89,8 @@ def _run(repeat: int) -> None:
         ("pool1 MaxPool", "MaxPool", [y1], pool, 1),
         ("pool1 MaxPoolGrad", "MaxPoolGrad", [y1, x2, x2], pool, 1),
         ("conv2 Conv2D", "Conv2D", [x2, w2], conv, 1),
-        ("conv2 Conv2DBackpropFilter", "Conv2DBackpropFilter", [x2, i32(5, 5, 32, 64), y2], conv, 1),
-        ("conv2 Conv2DBackpropInput", "Conv2DBackpropInput", [i32(100, 14, 14, 32), w2, y2], conv, 1),
+        ("conv2 Conv2DBackpropFilter", "Conv2DBackpropFilter", [x2, i32(*w2.shape), y2], conv, 1),
+        ("conv2 Conv2DBackpropInput", "Conv2DBackpropInput", [i32(*x2.shape), w2, y2], conv, 1),
         ("conv2 BiasAdd", "BiasAdd", [y2, randn(64)], nhwc, 1),
         ("conv2 BiasAddGrad", "BiasAddGrad", [y2], nhwc, 1),
         ("conv2 Relu", "Relu", [y2], {}, 1),

@@ -64,3 +64,38 @@ def test_multi_gpu_tower_trainer_converges_checkpoints_and_restores(tmp_path):
     accuracy = float(re.search(r"After 999 training step\(s\), test accuracy = ([\d.]+)",
                                evaluation.stdout).group(1))
     assert accuracy >= 0.9
+
+
+def test_two_task_local_cluster(tmp_path):
+    """Task 0 starts first and waits for task 1; each then prints its hello; task 1's constant
+    runs on task 1. The scripts end in server.join(), so they are stopped once they printed."""
+    from cluster_util import free_ports
+    ports = [str(p) for p in free_ports(2)]
+    env = dict(os.environ, PYTHONUNBUFFERED="1", TFJUPYTER_TOKEN_DIR=str(tmp_path))
+    env.pop("TFJUPYTER_CLUSTER_TOKEN", None)
+    procs = []
+    try:
+        for name in ("cluster_task0.py", "cluster_task1.py"):
+            procs.append(subprocess.Popen([sys.executable, os.path.join(HERE, name), *ports],
+                                          cwd=HERE, env=env, stdout=subprocess.PIPE,
+                                          stderr=subprocess.STDOUT, text=True))
+            if name == "cluster_task0.py":
+                import time
+                time.sleep(1.0)  # task 0 is up and waiting for task 1
+        outputs = []
+        for proc, hello in zip(procs, ("Hello from server1!", "Hello from server2!")):
+            lines = []
+            for line in proc.stdout:
+                lines.append(line.rstrip("\n"))
+                if hello in line:
+                    break
+            outputs.append(lines)
+            assert any(hello in l for l in lines), "\n".join(lines)
+        assert "Const: (Const): /job:local/replica:0/task:0/device:CPU:0" in outputs[0]
+        assert "Const: (Const): /job:local/replica:0/task:1/device:CPU:0" in outputs[1]
+        assert outputs[0][-1] == "b'Hello from server1!'"
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait(10)
+            proc.stdout.close()

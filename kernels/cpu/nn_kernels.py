@@ -81,10 +81,10 @@ def _find_blas_thread_count() -> Optional[Callable[[], int]]:
 class _Workers:
     """Splits big jobs over the cores: one part on the calling thread, the others on a pool.
 
-    Only while numpy's BLAS runs on one thread.  OpenBLAS's threads spin for a while after
-    each call, and parts running next to them lose more than the split gains: a LeNet-5
-    training step on 2 cores took 68 ms split with a one-thread BLAS, 88 ms unsplit with a
-    two-thread BLAS, 148 ms split next to a two-thread BLAS.
+    Only while numpy's BLAS runs on one thread: OpenBLAS's own threads would compete with
+    the parts for the cores (they even spin for a while after each call).  A LeNet-5
+    training step on 2 cores, its MatMuls split the same way, took 52 ms split with a
+    one-thread BLAS, 70 ms unsplit with a two-thread BLAS, 72 ms split next to it.
     """
 
     def __init__(self) -> None:
@@ -132,10 +132,11 @@ _WORKERS = _Workers()
 class _Scratch:
     """Work buffers kept from call to call, so that a training step does not allocate
     (and page-fault) its patch matrices afresh.  A buffer taken is the taker's alone
-    until given back."""
+    until given back; at most ``keep`` buffers of at most ``max_bytes`` each are kept."""
 
-    def __init__(self, keep: int) -> None:
+    def __init__(self, keep: int, max_bytes: int) -> None:
         self._keep = keep
+        self._max_bytes = max_bytes
         self._free: List[np.ndarray] = []
         self._lock = threading.Lock()
 
@@ -152,12 +153,13 @@ class _Scratch:
 
     def give(self, *arrays: Optional[np.ndarray]) -> None:
         with self._lock:
-            self._free.extend(a.base for a in arrays if a is not None)
+            self._free.extend(a.base for a in arrays
+                              if a is not None and a.base.nbytes <= self._max_bytes)
             while len(self._free) > self._keep:
                 self._free.pop(min(range(len(self._free)), key=lambda i: self._free[i].size))
 
 
-_SCRATCH = _Scratch(keep=4 * _cpu_count())
+_SCRATCH = _Scratch(keep=4 * _cpu_count(), max_bytes=64 << 20)
 
 
 # ---------------------------------------------------------------------------------------
@@ -440,8 +442,9 @@ def _flat(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a).reshape(-1)
 
 
-def _elementwise(kernel: Callable, out: np.ndarray, *inputs: np.ndarray) -> np.ndarray:
-    """Runs kernel(*input_parts, out_part) over ``out`` (same shape as every input)."""
+def _elementwise(kernel: Callable, *inputs: np.ndarray) -> np.ndarray:
+    """Runs kernel(*input parts, out part) over an output shaped like the first input."""
+    out = np.empty(inputs[0].shape, inputs[0].dtype)
     out_flat = out.reshape(-1)
     flats = [_flat(a) for a in inputs]
 
@@ -467,6 +470,12 @@ def _relu_into(x: np.ndarray, out: np.ndarray) -> None:
 
 # ---------------------------------------------------------------------------------------
 # Convolution
+
+
+def _check_depth(op_type: str, depth: int, filter_depth: int) -> None:
+    if depth != filter_depth:
+        raise ValueError(f"{op_type}: the input has depth {depth} but the filter "
+                         f"{filter_depth}.")
 
 
 def _patch_chunks(x: np.ndarray, lo: int, hi: int, kh: int, kw: int, strides, dilations,
@@ -505,8 +514,7 @@ def conv2d_forward(x: np.ndarray, w: np.ndarray, strides: Tuple[int, int], same:
     w = np.ascontiguousarray(w, dtype=x.dtype)
     n, h, wd, c = x.shape
     kh, kw, ci, co = w.shape
-    if ci != c:
-        raise ValueError(f"Conv2D: the input has depth {c} but the filter expects {ci}.")
+    _check_depth("Conv2D", c, ci)
     geo = _ConvGeometry(h, wd, kh, kw, *strides, *dilations, same)
     rows, k = geo.oh * geo.ow, kh * kw * c
     y = np.empty((n, geo.oh, geo.ow, co), x.dtype)
@@ -529,7 +537,8 @@ def conv2d_backprop_input(input_shape: Sequence[int], w: np.ndarray, dy: np.ndar
     dy = np.ascontiguousarray(dy)
     w = np.ascontiguousarray(w, dtype=dy.dtype)
     n, h, wd, c = (int(d) for d in input_shape)
-    kh, kw, _, co = w.shape
+    kh, kw, ci, co = w.shape
+    _check_depth("Conv2DBackpropInput", c, ci)
     geo = _ConvGeometry(h, wd, kh, kw, *strides, *dilations, same)
     rows, k = geo.oh * geo.ow, kh * kw * c
     w2t, dy2 = w.reshape(k, co).T, dy.reshape(n * rows, co)
@@ -565,7 +574,8 @@ def conv2d_backprop_filter(x: np.ndarray, filter_shape: Sequence[int], dy: np.nd
     x = np.ascontiguousarray(x)
     dy = np.ascontiguousarray(dy, dtype=x.dtype)
     n, h, wd, c = x.shape
-    kh, kw, _, co = (int(d) for d in filter_shape)
+    kh, kw, ci, co = (int(d) for d in filter_shape)
+    _check_depth("Conv2DBackpropFilter", c, ci)
     geo = _ConvGeometry(h, wd, kh, kw, *strides, *dilations, same)
     rows, k = geo.oh * geo.ow, kh * kw * c
     dy2 = dy.reshape(n * rows, co)
@@ -749,14 +759,14 @@ def bias_add_grad_kernel(op, ctx):
 @KERNELS.register("Relu")
 def relu_kernel(op, ctx):
     def run(x):
-        return _elementwise(_relu_into, np.empty(x.shape, x.dtype), x)
+        return _elementwise(_relu_into, x)
     return run
 
 
 @KERNELS.register("ReluGrad")
 def relu_grad_kernel(op, ctx):
     def run(gradients, features):
-        return _elementwise(_relu_grad_nb, np.empty(gradients.shape, gradients.dtype), gradients, features)
+        return _elementwise(_relu_grad_nb, gradients, features)
     return _half_as_float32(op, run)
 
 
@@ -770,7 +780,7 @@ def relu6_kernel(op, ctx):
 @KERNELS.register("Relu6Grad")
 def relu6_grad_kernel(op, ctx):
     def run(gradients, features):
-        return _elementwise(_relu6_grad_nb, np.empty(gradients.shape, gradients.dtype), gradients, features)
+        return _elementwise(_relu6_grad_nb, gradients, features)
     return _half_as_float32(op, run)
 
 
@@ -784,7 +794,7 @@ def elu_kernel(op, ctx):
 @KERNELS.register("EluGrad")
 def elu_grad_kernel(op, ctx):
     def run(gradients, outputs):
-        return _elementwise(_elu_grad_nb, np.empty(gradients.shape, gradients.dtype), gradients, outputs)
+        return _elementwise(_elu_grad_nb, gradients, outputs)
     return _half_as_float32(op, run)
 
 

@@ -179,6 +179,17 @@ def execution(request, monkeypatch):
         split_jobs(monkeypatch)
 
 
+def test_jobs_split_only_while_blas_is_single_threaded():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    workers = nn_kernels._Workers()
+    if workers.count < 2 or nn_kernels._find_blas_thread_count() is None:
+        pytest.skip("needs 2 cores and the OpenBLAS bundled with numpy")
+    with threadpoolctl.threadpool_limits(1, user_api="blas"):
+        assert workers.active()
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):
+        assert not workers.active()
+
+
 @pytest.mark.parametrize("xs,ws,strides,padding,dilations", CONV_CASES, ids=CONV_IDS)
 def test_conv2d_matches_reference(xs, ws, strides, padding, dilations, execution):
     x, w = randn(*xs), randn(*ws)

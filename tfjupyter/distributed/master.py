@@ -159,6 +159,7 @@ class _Partition:
         self.feed_indices: List[int] = []   # positions in the plan's feeds
         self.fetches: List[str] = []
         self.fetch_indices: List[int] = []
+        self.targets: List[str] = []        # the ops the step must run here
         self.handle = ""
 
 
@@ -228,6 +229,7 @@ class DistributedPlan:
                     self._copy(part, t.op, [], device)
                 inputs.append(local_input(t, part, device))
             copy = self._copy(part, op, inputs, device)
+            part.targets.append(copy.name)
             for c in op._control_inputs:
                 if c not in assigned:
                     continue
@@ -262,6 +264,7 @@ class DistributedPlan:
         suffix = f"{tensor_name.replace(':', '_')}/to_{dst.task.job}_{dst.task.index}"
         send = src.graph.create_op("_Send", [value], dict(attrs), name=f"_send/{suffix}/")
         send._set_device(src_device.name)
+        src.targets.append(send.name)
         recv = dst.graph.create_op("_Recv", [], dict(attrs, tensor_type=value.dtype,
                                                      tensor_shape=value.shape),
                                    name=f"_recv/{suffix}/")
@@ -353,7 +356,7 @@ class DistributedPlan:
         timeout = None if token.deadline is None else max(0.001, token.deadline - time.monotonic())
         request = pb.RunGraphRequest(graph_handle=part.handle, step_id=step_id, feeds=part.feeds,
                                      fetches=part.fetches,
-                                     targets=[op.name for op in part.copies.values()],
+                                     targets=part.targets,
                                      timeout_s=timeout or 0, trace=step_stats is not None)
 
         def frames():

@@ -1,0 +1,605 @@
+"""CPU kernels for queues and conditional accumulators (TensorFlow's data_flow_ops).
+
+A queue or an accumulator is a resource of its device: the first kernel that needs it creates
+it in ``ctx.resources``, under its ``shared_name`` (so every graph and session running on the
+device, e.g. between-graph workers sharing a ps task, sees the same one) or, without one, under
+its op's name (a private resource, named ``_<n>_<op name>`` in messages, as TensorFlow does).
+The ops that use a queue take its handle as a reference input: the placer puts them on the
+queue's device and the kernel finds the resource through the queue op's attrs.
+
+Blocking follows TensorFlow's queues: enqueue attempts and dequeue attempts are each served in
+arrival order; a dequeue of n elements takes them as they arrive (so n may exceed the capacity)
+and gives them back to the queue if it fails. Every wait goes through
+``cancellation.wait_until``, so a closed session or a run deadline always ends it.
+"""
+from __future__ import annotations
+
+import collections
+import itertools
+import logging
+import sys
+import threading
+from typing import Callable, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from tfjupyter.framework import errors
+from tfjupyter.framework.tensor_shape import TensorShape
+from tfjupyter.runtime import cancellation
+
+from . import KERNELS
+from .array_kernels import as_int
+
+_log = logging.getLogger("tfjupyter")
+
+QUEUE_TYPES = ("FIFOQueueV2", "PaddingFIFOQueueV2", "RandomShuffleQueueV2")
+ACCUMULATOR_TYPES = ("ConditionalAccumulator",)
+_UNBOUNDED = sys.maxsize
+_resource_ids = itertools.count()  # the <n> of private resources' names, process-wide as in TF
+
+Element = Tuple[np.ndarray, ...]   # one queue element: one array per component
+
+
+def _dims_text(dims: Optional[Sequence[Optional[int]]]) -> str:
+    if dims is None:
+        return "<unknown>"
+    return "[" + ",".join("?" if d is None else str(int(d)) for d in dims) + "]"
+
+
+def _shape_dims(shape: TensorShape) -> Optional[Tuple[Optional[int], ...]]:
+    return None if shape.ndims is None else tuple(shape.as_list())
+
+
+def _compatible(dims: Optional[Tuple], shape: Tuple[int, ...]) -> bool:
+    return dims is None or (len(dims) == len(shape) and
+                            all(d is None or d == s for d, s in zip(dims, shape)))
+
+
+class _Attempt:
+    """A blocked enqueue, dequeue, close or take_grad, waiting for its turn."""
+    __slots__ = ("cancelled",)
+
+    def __init__(self):
+        self.cancelled = False
+
+
+# -- queues ----------------------------------------------------------------------------------------
+class FIFOQueueResource:
+    """First-in first-out. ``shapes`` is empty when the components' shapes are unspecified."""
+
+    kind = "FIFOQueue"
+
+    def __init__(self, name: str, dtypes: Sequence[np.dtype], shapes: Sequence[TensorShape],
+                 capacity: int, signature: tuple):
+        self.name = name
+        self.dtypes = tuple(np.dtype(d) for d in dtypes)
+        self.dims = tuple(_shape_dims(s) for s in shapes) if shapes else None
+        self.capacity = capacity if capacity >= 0 else _UNBOUNDED
+        self.signature = signature
+        self.closed = False
+        self._cond = threading.Condition(threading.Lock())
+        self._enqueuers: collections.deque = collections.deque()
+        self._dequeuers: collections.deque = collections.deque()
+        self._items = self._new_store()
+        self._what_enqueue = f"enqueue to {self.kind} '{name}'"
+        self._what_dequeue = f"dequeue from {self.kind} '{name}'"
+        self._what_close = f"close {self.kind} '{name}'"
+
+    # The storage policy; RandomShuffleQueue overrides these four.
+    def _new_store(self):
+        return collections.deque()
+
+    def _ready(self) -> int:
+        """How many elements a dequeue may take now."""
+        return len(self._items)
+
+    def _take(self) -> Element:
+        return self._items.popleft()
+
+    def _restore(self, elements: List[Element]) -> None:
+        """Gives back the elements a failed dequeue had taken, where they came from."""
+        self._items.extendleft(reversed(elements))
+
+    # -- element checks (outside the lock) ---------------------------------------------------------
+    def element(self, components: Sequence[np.ndarray], where: str) -> List[Element]:
+        """One element to enqueue, checked and copied (the caller may reuse its arrays)."""
+        if self.dims is not None:
+            for i, c in enumerate(components):
+                if not _compatible(self.dims[i], np.shape(c)):
+                    raise errors.InvalidArgumentError(
+                        None, None, f"Shape mismatch in tuple component {i}. Expected "
+                        f"{_dims_text(self.dims[i])}, got {_dims_text(np.shape(c))}{where}")
+        return [tuple(np.array(c, dtype=d, copy=True) for c, d in zip(components, self.dtypes))]
+
+    def elements(self, components: Sequence[np.ndarray], where: str) -> List[Element]:
+        """The elements of an enqueue_many batch (split along dimension 0), checked and copied."""
+        batch = None
+        for i, c in enumerate(components):
+            shape = np.shape(c)
+            if not shape:
+                raise errors.InvalidArgumentError(
+                    None, None, f"Component {i} of an enqueue_many to {self.kind} '{self.name}' "
+                    f"must be a batch (rank >= 1), got a scalar{where}")
+            if batch is None:
+                batch = shape[0]
+            elif shape[0] != batch:
+                raise errors.InvalidArgumentError(
+                    None, None, f"All input tensors must have the same size in the 0th "
+                    f"dimension. Component {i} has {shape[0]}, and should have {batch}{where}")
+            if self.dims is not None and not _compatible(self.dims[i], shape[1:]):
+                expected = (batch,) + tuple(self.dims[i] or ())
+                raise errors.InvalidArgumentError(
+                    None, None, f"Shape mismatch in tuple component {i}. Expected "
+                    f"{_dims_text(expected)}, got {_dims_text(shape)}{where}")
+        copies = [np.array(c, dtype=d, copy=True) for c, d in zip(components, self.dtypes)]
+        return [tuple(c[j, ...] for c in copies) for j in range(batch)]
+
+    def batch(self, elements: List[Element]) -> Tuple[np.ndarray, ...]:
+        """dequeue_many's outputs: the elements stacked, one array per component."""
+        if not elements:
+            return tuple(np.empty((0,) + tuple(d or 0 for d in dims), dtype)
+                         for dims, dtype in zip(self.dims, self.dtypes))
+        return tuple(np.stack([e[i] for e in elements]) for i in range(len(self.dtypes)))
+
+    def check_batchable(self, where: str) -> None:
+        if self.dims is None:
+            raise errors.InvalidArgumentError(
+                None, None, f"{self.kind}'s DequeueMany and DequeueUpTo require the components "
+                f"to have specified shapes.{where}")
+
+    # -- operations --------------------------------------------------------------------------------
+    def enqueue(self, elements: List[Element], where: str) -> None:
+        with self._cond:
+            if self.closed:
+                raise errors.CancelledError(None, None,
+                                            f"{self.kind} '{self.name}' is closed.{where}")
+            if not self._enqueuers and len(self._items) + len(elements) <= self.capacity:
+                self._items.extend(elements)
+                if self._dequeuers:
+                    self._cond.notify_all()
+                return
+            attempt = _Attempt()
+            self._enqueuers.append(attempt)
+
+            def ready() -> bool:
+                return attempt.cancelled or self.closed or (
+                    self._enqueuers[0] is attempt and len(self._items) < self.capacity)
+            try:
+                pos = 0
+                while pos < len(elements):
+                    cancellation.wait_until(self._cond, ready, self._what_enqueue)
+                    if attempt.cancelled:
+                        raise errors.CancelledError(None, None,
+                                                    f"Enqueue operation was cancelled{where}")
+                    if self.closed:
+                        raise errors.CancelledError(None, None,
+                                                    f"{self.kind} '{self.name}' is closed.{where}")
+                    k = min(self.capacity - len(self._items), len(elements) - pos)
+                    self._items.extend(elements[pos:pos + k])
+                    pos += k
+                    self._cond.notify_all()
+            finally:
+                self._enqueuers.remove(attempt)
+                self._cond.notify_all()
+
+    def dequeue(self, n: int, allow_small_batch: bool, where: str) -> List[Element]:
+        """n elements; fewer only for dequeue_up_to on a closed queue."""
+        with self._cond:
+            if not self._dequeuers and self._ready() >= n:
+                got = [self._take() for _ in range(n)]
+                if self._enqueuers:
+                    self._cond.notify_all()
+                return got
+            attempt = _Attempt()
+            self._dequeuers.append(attempt)
+
+            def ready() -> bool:
+                return self._dequeuers[0] is attempt and (self.closed or self._ready() > 0)
+            got: List[Element] = []
+            done = False
+            try:
+                while True:
+                    cancellation.wait_until(self._cond, ready, self._what_dequeue)
+                    missing = n - len(got)
+                    if self.closed and len(self._items) < missing:
+                        if allow_small_batch and (got or self._items):
+                            got.extend([self._take() for _ in range(len(self._items))])
+                            done = True
+                            return got
+                        raise errors.OutOfRangeError(
+                            None, None, f"{self.kind} '{self.name}' is closed and has "
+                            f"insufficient elements (requested {n}, current size "
+                            f"{len(self._items) + len(got)}){where}")
+                    got.extend([self._take() for _ in range(min(missing, self._ready()))])
+                    if len(got) == n:
+                        done = True
+                        return got
+                    self._cond.notify_all()   # the space freed may unblock an enqueue
+            finally:
+                self._dequeuers.remove(attempt)
+                if got and not done:
+                    self._restore(got)
+                self._cond.notify_all()
+
+    def close(self, cancel_pending_enqueues: bool, where: str) -> None:
+        with self._cond:
+            if cancel_pending_enqueues:
+                self.closed = True
+                for attempt in self._enqueuers:
+                    attempt.cancelled = True
+                self._cond.notify_all()
+                return
+            if self.closed:
+                raise errors.CancelledError(None, None,
+                                            f"Queue '{self.name}' is already closed.{where}")
+            # A plain close waits its turn behind the enqueues already pending, as in TF.
+            attempt = _Attempt()
+            self._enqueuers.append(attempt)
+            try:
+                cancellation.wait_until(
+                    self._cond, lambda: self.closed or self._enqueuers[0] is attempt,
+                    self._what_close)
+                self.closed = True
+            finally:
+                self._enqueuers.remove(attempt)
+                self._cond.notify_all()
+
+    def size(self) -> int:
+        with self._cond:
+            return len(self._items)
+
+
+class PaddingFIFOQueueResource(FIFOQueueResource):
+    """A FIFO queue whose dequeue_many pads each component to the batch's largest shape."""
+
+    kind = "PaddingFIFOQueue"
+
+    def check_batchable(self, where: str) -> None:
+        pass  # its shapes are always given (possibly with unknown dimensions)
+
+    def batch(self, elements: List[Element]) -> Tuple[np.ndarray, ...]:
+        out = []
+        for i, (dims, dtype) in enumerate(zip(self.dims, self.dtypes)):
+            shapes = [e[i].shape for e in elements]
+            padded = tuple(d if d is not None else max((s[k] for s in shapes), default=0)
+                           for k, d in enumerate(dims))
+            fill = b"" if dtype == np.object_ else 0
+            arr = np.full((len(elements),) + padded, fill, dtype=dtype)
+            for j, e in enumerate(elements):
+                arr[(j,) + tuple(slice(0, s) for s in e[i].shape)] = e[i]
+            out.append(arr)
+        return tuple(out)
+
+
+class RandomShuffleQueueResource(FIFOQueueResource):
+    """Dequeues a uniformly random element, keeping at least ``min_after_dequeue`` elements
+    until the queue is closed."""
+
+    kind = "RandomShuffleQueue"
+
+    def __init__(self, name: str, dtypes: Sequence[np.dtype], shapes: Sequence[TensorShape],
+                 capacity: int, signature: tuple, min_after_dequeue: int, seed: int, seed2: int):
+        super().__init__(name, dtypes, shapes, capacity, signature)
+        self.min_after_dequeue = min_after_dequeue
+        bits = np.random.Philox() if seed == 0 and seed2 == 0 else \
+            np.random.Philox(np.random.SeedSequence([int(seed), int(seed2)]))
+        self._rng = np.random.Generator(bits)
+
+    def _new_store(self):
+        return []
+
+    def _ready(self) -> int:
+        if self.closed:
+            return len(self._items)
+        return max(0, len(self._items) - self.min_after_dequeue)
+
+    def _take(self) -> Element:
+        items = self._items
+        i = int(self._rng.integers(len(items)))
+        items[i], items[-1] = items[-1], items[i]
+        return items.pop()
+
+    def _restore(self, elements: List[Element]) -> None:
+        self._items.extend(elements)
+
+
+# -- conditional accumulators ----------------------------------------------------------------------
+class AccumulatorResource:
+    """Sums (and averages) the gradients applied since the last take, ignoring stale ones."""
+
+    kind = "ConditionalAccumulator"
+
+    def __init__(self, name: str, dtype: np.dtype, shape: TensorShape, reduction_type: str,
+                 signature: tuple):
+        self.name = name
+        self.dtype = np.dtype(dtype)
+        self.dims = _shape_dims(shape)
+        self.mean = reduction_type == "MEAN"
+        self.signature = signature
+        self.global_step = 0
+        self.counter = 0
+        self._sum: Optional[np.ndarray] = None
+        self._cond = threading.Condition(threading.Lock())
+        self._takers: collections.deque = collections.deque()
+        self._what_take = f"take_grad from accumulator '{name}'"
+
+    def apply(self, grad: np.ndarray, local_step: int, where: str) -> None:
+        if not _compatible(self.dims, np.shape(grad)):
+            raise errors.InvalidArgumentError(
+                None, None, f"Shape mismatch: accumulator '{self.name}' expects gradients of "
+                f"shape {_dims_text(self.dims)}, got {_dims_text(np.shape(grad))}{where}")
+        with self._cond:
+            if local_step < self.global_step:
+                return  # a stale gradient: dropped, as in TensorFlow
+            if self.counter == 0:
+                self._sum = np.array(grad, dtype=self.dtype, copy=True)
+            elif self._sum.shape != np.shape(grad):
+                raise errors.InvalidArgumentError(
+                    None, None, f"Shape mismatch: accumulator '{self.name}' holds gradients of "
+                    f"shape {_dims_text(self._sum.shape)}, got {_dims_text(np.shape(grad))}{where}")
+            else:
+                np.add(self._sum, grad, out=self._sum)
+            self.counter += 1
+            if self._takers:
+                self._cond.notify_all()
+
+    def take(self, num_required: int, where: str) -> np.ndarray:
+        """The mean (or sum) of the gradients once ``num_required`` have been applied; resets the
+        accumulator and increments its global step."""
+        if num_required <= 0:
+            raise errors.InvalidArgumentError(
+                None, None,
+                f"Argument num_required must be positive, but was {num_required}{where}")
+        with self._cond:
+            if self._takers or self.counter < num_required:
+                attempt = _Attempt()
+                self._takers.append(attempt)
+                try:
+                    cancellation.wait_until(
+                        self._cond,
+                        lambda: self._takers[0] is attempt and self.counter >= num_required,
+                        self._what_take)
+                finally:
+                    self._takers.remove(attempt)
+                    self._cond.notify_all()
+            total, count = self._sum, self.counter
+            self._sum, self.counter = None, 0
+            self.global_step += 1
+        if self.mean:
+            np.divide(total, count, out=total)
+        return total
+
+    def set_global_step(self, step: int) -> None:
+        with self._cond:
+            if step < self.global_step:
+                _log.warning("Attempt to set the global step of accumulator '%s' to a smaller "
+                             "value: current %d >= %d new", self.name, self.global_step, step)
+            self.global_step = step
+
+    def num_accumulated(self) -> int:
+        with self._cond:
+            return self.counter
+
+
+# -- finding a kernel's resource -------------------------------------------------------------------
+def _node(op, ctx) -> str:
+    return f"\n\t [[node {op.name} ({op.type}) on {ctx.name}]]"
+
+
+def _resource_op(op, types: Sequence[str], what: str):
+    """The op that made the resource ``op`` works on (itself, or the producer of input 0)."""
+    if op.type in types:
+        return op
+    src = op.inputs[0].op
+    if src.type not in types:
+        raise errors.InvalidArgumentError(
+            None, op, f"{op.type} '{op.name}' needs the handle of a {what} as input 0, but it "
+                      f"comes from '{src.name}' ({src.type})")
+    return src
+
+
+def _resource_getter(op, ctx, types: Sequence[str], what: str,
+                     make: Callable[[object, tuple, str], object],
+                     signature: Callable[[object], tuple]):
+    """A function returning the resource of ``op``: created on first use in the device's
+    ResourceManager; a shared one made by another graph must have been made with equal attrs."""
+    src = _resource_op(op, types, what)
+    shared = src.get_attr("shared_name")
+    container = src.get_attr("container")
+    kind = what if shared else f"{what} (private)"
+    key = f"{container}/{shared or src.name}" if container else (shared or src.name)
+    wanted = signature(src)
+    resources = ctx.resources
+    checked = [None]
+
+    def create():
+        return make(src, wanted, shared or f"_{next(_resource_ids)}_{src.name}")
+
+    def get():
+        resource = resources.lookup_or_create(kind, key, create)
+        if resource is not checked[0]:
+            if resource.signature != wanted:
+                raise errors.InvalidArgumentError(None, op, _mismatch(what, resource, src, wanted))
+            checked[0] = resource
+        return resource
+    return get
+
+
+def _mismatch(what: str, resource, src, wanted: tuple) -> str:
+    """TensorFlow's message for a shared resource requested with other attrs."""
+    have_type, have_fields = resource.signature
+    if have_type != wanted[0]:
+        return (f"Shared {what} '{resource.name}' has type '{have_type}' that does not match "
+                f"type of Node '{src.name}': {src.type}")
+    for (label, have), (_, want) in zip(have_fields, wanted[1]):
+        if have != want:
+            verb = "were" if label.endswith("s") else "was"
+            return (f"Shared {what} '{resource.name}' has {label} {have} but requested {label} "
+                    f"{verb} {want}")
+    return f"Shared {what} '{resource.name}' does not match node '{src.name}'"
+
+
+def _queue_signature(src) -> tuple:
+    """(op type, ((attr label, value), ...)): what two users of a shared queue must agree on."""
+    types = src.get_attr("component_types")
+    shapes = src.get_attr("shapes")
+    capacity = src.get_attr("capacity")
+    shape_texts = [_dims_text(_shape_dims(s)) for s in shapes]
+    fields = [("component types", "[" + ", ".join(t.name for t in types) + "]"),
+              ("component shapes", "[" + ", ".join(shape_texts) + "]"),
+              ("capacity", capacity if capacity >= 0 else -1)]
+    if src.type == "RandomShuffleQueueV2":
+        fields.append(("min_after_dequeue", src.get_attr("min_after_dequeue")))
+    return src.type, tuple(fields)
+
+
+def _make_queue(src, signature: tuple, name: str):
+    types = [t.as_numpy_dtype for t in src.get_attr("component_types")]
+    shapes = list(src.get_attr("shapes"))
+    capacity = src.get_attr("capacity")
+    if src.type == "RandomShuffleQueueV2":
+        return RandomShuffleQueueResource(name, types, shapes, capacity, signature,
+                                          src.get_attr("min_after_dequeue"),
+                                          src.get_attr("seed"), src.get_attr("seed2"))
+    cls = PaddingFIFOQueueResource if src.type == "PaddingFIFOQueueV2" else FIFOQueueResource
+    return cls(name, types, shapes, capacity, signature)
+
+
+def _queue(op, ctx):
+    return _resource_getter(op, ctx, QUEUE_TYPES, "queue", _make_queue, _queue_signature)
+
+
+def _accumulator_signature(src) -> tuple:
+    fields = (("dtype", src.get_attr("dtype").name),
+              ("shape", _dims_text(_shape_dims(src.get_attr("shape")))),
+              ("reduction_type", src.get_attr("reduction_type")))
+    return src.type, fields
+
+
+def _make_accumulator(src, signature: tuple, name: str):
+    return AccumulatorResource(name, src.get_attr("dtype").as_numpy_dtype, src.get_attr("shape"),
+                               src.get_attr("reduction_type"), signature)
+
+
+def _accumulator(op, ctx):
+    return _resource_getter(op, ctx, ACCUMULATOR_TYPES, "accumulator", _make_accumulator,
+                            _accumulator_signature)
+
+
+# -- queue kernels ---------------------------------------------------------------------------------
+@KERNELS.register(*QUEUE_TYPES)
+def queue_handle(op, ctx):
+    get = _queue(op, ctx)
+    return lambda: np.array(get().name.encode(), dtype=object)
+
+
+@KERNELS.register("QueueEnqueueV2")
+def queue_enqueue(op, ctx):
+    get = _queue(op, ctx)
+    where = _node(op, ctx)
+
+    def run(*components):
+        queue = get()
+        queue.enqueue(queue.element(components, where), where)
+    return run
+
+
+@KERNELS.register("QueueEnqueueManyV2")
+def queue_enqueue_many(op, ctx):
+    get = _queue(op, ctx)
+    where = _node(op, ctx)
+
+    def run(*components):
+        queue = get()
+        queue.enqueue(queue.elements(components, where), where)
+    return run
+
+
+@KERNELS.register("QueueDequeueV2")
+def queue_dequeue(op, ctx):
+    get = _queue(op, ctx)
+    where = _node(op, ctx)
+    if len(op.outputs) == 1:
+        return lambda: get().dequeue(1, False, where)[0][0]
+    return lambda: get().dequeue(1, False, where)[0]
+
+
+def _dequeue_many(op, ctx, allow_small_batch: bool):
+    get = _queue(op, ctx)
+    where = _node(op, ctx)
+    single = len(op.outputs) == 1
+    label = "DequeueUpToOp" if allow_small_batch else "DequeueManyOp"
+
+    def run(n):
+        n = as_int(n)
+        if n < 0:
+            raise errors.InvalidArgumentError(
+                None, None, f"{label} requested {n} < 0 elements{where}")
+        queue = get()
+        queue.check_batchable(where)
+        out = queue.batch(queue.dequeue(n, allow_small_batch, where))
+        return out[0] if single else out
+    return run
+
+
+@KERNELS.register("QueueDequeueManyV2")
+def queue_dequeue_many(op, ctx):
+    return _dequeue_many(op, ctx, allow_small_batch=False)
+
+
+@KERNELS.register("QueueDequeueUpToV2")
+def queue_dequeue_up_to(op, ctx):
+    return _dequeue_many(op, ctx, allow_small_batch=True)
+
+
+@KERNELS.register("QueueCloseV2")
+def queue_close(op, ctx):
+    get = _queue(op, ctx)
+    where = _node(op, ctx)
+    cancel = bool(op.get_attr("cancel_pending_enqueues"))
+    return lambda: get().close(cancel, where)
+
+
+@KERNELS.register("QueueSizeV2")
+def queue_size(op, ctx):
+    get = _queue(op, ctx)
+    return lambda: np.array(get().size(), dtype=np.int32)
+
+
+@KERNELS.register("QueueIsClosedV2")
+def queue_is_closed(op, ctx):
+    get = _queue(op, ctx)
+    return lambda: np.array(get().closed, dtype=np.bool_)
+
+
+# -- accumulator kernels ---------------------------------------------------------------------------
+@KERNELS.register(*ACCUMULATOR_TYPES)
+def accumulator_handle(op, ctx):
+    get = _accumulator(op, ctx)
+    return lambda: np.array(get().name.encode(), dtype=object)
+
+
+@KERNELS.register("AccumulatorApplyGradient")
+def accumulator_apply_gradient(op, ctx):
+    get = _accumulator(op, ctx)
+    where = _node(op, ctx)
+    return lambda local_step, grad: get().apply(grad, as_int(local_step), where)
+
+
+@KERNELS.register("AccumulatorTakeGradient")
+def accumulator_take_gradient(op, ctx):
+    get = _accumulator(op, ctx)
+    where = _node(op, ctx)
+    return lambda num_required: get().take(as_int(num_required), where)
+
+
+@KERNELS.register("AccumulatorSetGlobalStep")
+def accumulator_set_global_step(op, ctx):
+    get = _accumulator(op, ctx)
+    return lambda step: get().set_global_step(as_int(step))
+
+
+@KERNELS.register("AccumulatorNumAccumulated")
+def accumulator_num_accumulated(op, ctx):
+    get = _accumulator(op, ctx)
+    return lambda: np.array(get().num_accumulated(), dtype=np.int32)

@@ -1,0 +1,73 @@
+"""Helpers for multi-process cluster tests: loopback ports, task processes, bounded waits."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from typing import Dict, List, Optional
+
+
+def free_ports(n: int) -> List[int]:
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def loopback_cluster(**jobs: int) -> Dict[str, List[str]]:
+    """{"ps": 1, "worker": 2} -> addresses on free loopback ports."""
+    ports = iter(free_ports(sum(jobs.values())))
+    return {job: [f"localhost:{next(ports)}" for _ in range(n)] for job, n in jobs.items()}
+
+
+class TaskProcesses:
+    """Task processes (`tfjupyter server`), each killed at close() — bounded, always."""
+
+    def __init__(self, env: Optional[dict] = None):
+        self.env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
+        self.procs: Dict[tuple, subprocess.Popen] = {}
+
+    def start(self, cluster: dict, job: str, task: int, wait: bool = True,
+              timeout: float = 30) -> subprocess.Popen:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tfjupyter.cli", "server", "--cluster", json.dumps(cluster),
+             "--job", job, "--task", str(task), "--max-seconds", "600"],
+            env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.procs[(job, task)] = proc
+        if wait:
+            deadline = time.monotonic() + timeout
+            line = proc.stdout.readline()
+            if not line.startswith("serving") or time.monotonic() > deadline:
+                self.close()
+                raise RuntimeError(f"task {job}:{task} did not start: {line!r} "
+                                   f"{proc.stderr.read() if proc.poll() is not None else ''}")
+        return proc
+
+    def kill(self, job: str, task: int) -> None:
+        proc = self.procs[(job, task)]
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+
+    def close(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.kill()
+        for proc in self.procs.values():
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                pass
+            for stream in (proc.stdout, proc.stderr):
+                if stream:
+                    stream.close()
+        self.procs.clear()

@@ -1,0 +1,200 @@
+"""The gRPC runtime on loopback: in-process servers for the runtime's logic, task processes for
+failures. Every wait is bounded and every process and server is stopped."""
+import os
+import time
+
+import grpc
+import numpy as np
+import pytest
+
+import tfjupyter as tf
+from tfjupyter.distributed import protocol_pb2 as pb
+from tfjupyter.distributed.auth import TOKEN_METADATA_KEY
+
+from cluster_util import TaskProcesses, loopback_cluster
+
+TOKEN = "test-token-" + "0" * 20
+
+
+@pytest.fixture
+def token_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("TFJUPYTER_CLUSTER_TOKEN", TOKEN)
+    monkeypatch.setenv("TFJUPYTER_TOKEN_DIR", str(tmp_path / "tokens"))
+    return {"TFJUPYTER_CLUSTER_TOKEN": TOKEN, "TFJUPYTER_TOKEN_DIR": str(tmp_path / "tokens")}
+
+
+@pytest.fixture
+def servers():
+    started = []
+
+    def start(cluster, job, task):
+        server = tf.train.Server(cluster, job_name=job, task_index=task)
+        started.append(server)
+        return server
+    yield start
+    for server in started:
+        server.stop(0)
+
+
+@pytest.fixture
+def processes(token_env):
+    procs = TaskProcesses(token_env)
+    yield procs
+    procs.close()
+
+
+def test_cluster_spec():
+    spec = tf.train.ClusterSpec({"worker": ["w0:2222", "w1:2222"], "ps": {1: "p1:2222"}})
+    assert spec.jobs == ["worker", "ps"]
+    assert spec.num_tasks("worker") == 2 and spec.task_indices("ps") == [1]
+    assert spec.task_address("ps", 1) == "p1:2222"
+    assert spec.as_dict() == {"worker": ["w0:2222", "w1:2222"], "ps": {1: "p1:2222"}}
+    assert spec.job_tasks("ps") == [None, "p1:2222"]
+    assert tf.train.ClusterSpec(spec) == spec
+    for bad in ({"worker": ["nohost"]}, {"1job": ["a:1"]}, {"w": ["a:1", "a:1"]}, {"w": {-1: "a:1"}}):
+        with pytest.raises(ValueError):
+            tf.train.ClusterSpec(bad)
+    with pytest.raises(ValueError, match="No such job"):
+        spec.num_tasks("chief")
+
+
+def test_create_local_server_hello():
+    c = tf.constant("Hello, distributed TensorFlow!")
+    server = tf.train.Server.create_local_server()
+    try:
+        assert server.target.startswith("grpc://localhost:")
+        with tf.Session(server.target) as sess:
+            assert sess.run(c) == b"Hello, distributed TensorFlow!"
+    finally:
+        server.stop(0)
+
+
+def test_variables_live_on_the_task_and_outlive_sessions(token_env, servers):
+    cluster = loopback_cluster(ps=1, worker=1)
+    ps = servers(cluster, "ps", 0)
+    worker = servers(cluster, "worker", 0)
+    with tf.device("/job:ps/task:0"):
+        w = tf.Variable([1.0, 2.0], name="w")
+    with tf.device("/job:worker/task:0"):
+        doubled = w * 2.0
+        inc = w.assign_add([1.0, 1.0])
+    with tf.Session(worker.target) as sess:
+        sess.run(w.initializer)
+        assert sess.run(doubled).tolist() == [2.0, 4.0]
+        sess.run(inc)
+        placement = {r.op: r.assigned for r in sess.placement}
+    assert placement["w"] == "/job:ps/replica:0/task:0/device:CPU:0"
+    assert placement["mul"] == "/job:worker/replica:0/task:0/device:CPU:0"
+    with tf.Session(ps.target) as other:
+        assert other.run(w).tolist() == [2.0, 3.0]
+
+
+def test_feeds_fetches_and_errors_across_tasks(token_env, servers):
+    cluster = loopback_cluster(ps=1, worker=1)
+    servers(cluster, "ps", 0)
+    worker = servers(cluster, "worker", 0)
+    with tf.device("/job:ps/task:0"):
+        x = tf.placeholder(tf.float32, [None, 3], name="x")
+        y = tf.reduce_sum(x, 1)
+    with tf.device("/job:worker/task:0"):
+        z = tf.matmul(x, tf.ones([3, 2])) + tf.expand_dims(y, 1)
+        bad = tf.placeholder(tf.int32, [], name="bad")
+        checked = tf.gather(tf.constant([1, 2]), bad)
+    with tf.Session(worker.target) as sess:
+        out = sess.run([z, y, x], {x: np.ones((2, 3))})
+        assert out[0].tolist() == [[6.0, 6.0], [6.0, 6.0]] and out[1].tolist() == [3.0, 3.0]
+        assert out[2].shape == (2, 3)
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            sess.run(checked, {bad: 5})
+        assert sess.run(checked, {bad: 1}) == 2
+
+
+def test_big_tensor_is_streamed_in_chunks(token_env, servers):
+    cluster = loopback_cluster(ps=1)
+    ps = servers(cluster, "ps", 0)
+    with tf.device("/job:ps/task:0"):
+        big = tf.Variable(tf.random_uniform([3, 1 << 20], seed=1), name="big")  # 12 MiB
+    client = tf.Session(ps.target)
+    try:
+        client.run(big.initializer)
+        value = client.run(big)
+        assert value.shape == (3, 1 << 20) and value.dtype == np.float32
+        assert 0.45 < value.mean() < 0.55
+    finally:
+        client.close()
+
+
+def test_log_device_placement_names_tasks(token_env, servers, capsys):
+    cluster = loopback_cluster(local=2)
+    s0 = servers(cluster, "local", 0)
+    servers(cluster, "local", 1)
+    c = tf.constant("Hello from server2!", name="c")
+    with tf.device("/job:local/task:1"):
+        d = tf.constant("on one", name="d")
+    with tf.Session(s0.target, config=tf.ConfigProto(log_device_placement=True)) as sess:
+        assert sess.run([c, d]) == [b"Hello from server2!", b"on one"]
+    out = capsys.readouterr().out
+    assert "c: (Const): /job:local/replica:0/task:0/device:CPU:0" in out
+    assert "d: (Const): /job:local/replica:0/task:1/device:CPU:0" in out
+
+
+def test_unauthenticated_and_malformed_calls_are_refused(token_env, servers):
+    cluster = loopback_cluster(ps=1)
+    ps = servers(cluster, "ps", 0)
+    address = ps.target[len("grpc://"):]
+    channel = grpc.insecure_channel(address)
+    status = channel.unary_unary("/tfjupyter.Worker/GetStatus",
+                                 request_serializer=lambda m: m.SerializeToString(),
+                                 response_deserializer=pb.GetStatusResponse.FromString)
+    register = channel.unary_unary("/tfjupyter.Worker/RegisterGraph",
+                                   request_serializer=lambda m: m.SerializeToString(),
+                                   response_deserializer=pb.RegisterGraphResponse.FromString)
+    try:
+        for metadata in ((), ((TOKEN_METADATA_KEY, "wrong"),)):
+            with pytest.raises(grpc.RpcError) as info:
+                status(pb.GetStatusRequest(), metadata=metadata, timeout=5)
+            assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        good = ((TOKEN_METADATA_KEY, TOKEN),)
+        assert status(pb.GetStatusRequest(), metadata=good, timeout=5).job == "ps"
+        with pytest.raises(grpc.RpcError) as info:
+            register(pb.RegisterGraphRequest(graph_def=b"\x00garbage"), metadata=good, timeout=5)
+        assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        raw_status = channel.unary_unary("/tfjupyter.Worker/GetStatus")
+        with pytest.raises(grpc.RpcError) as info:
+            raw_status(b"\x01" * (8 << 20), metadata=good, timeout=5)
+        assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    finally:
+        channel.close()
+    # The task still works.
+    with tf.device("/job:ps/task:0"):
+        c = tf.constant(3.0)
+    with tf.Session(ps.target) as sess:
+        assert sess.run(c) == 3.0
+
+
+def test_session_to_a_cluster_with_a_down_task_fails_naming_it(token_env, servers):
+    cluster = loopback_cluster(ps=1, worker=1)
+    worker = servers(cluster, "worker", 0)
+    start = time.monotonic()
+    with pytest.raises(tf.errors.UnavailableError, match=r"/job:ps/replica:0/task:0"):
+        tf.Session(worker.target, config=tf.ConfigProto(operation_timeout_in_ms=1500))
+    assert time.monotonic() - start < 10
+
+
+def test_killed_ps_fails_the_step_fast(processes):
+    cluster = loopback_cluster(ps=1, worker=1)
+    processes.start(cluster, "ps", 0)
+    processes.start(cluster, "worker", 0)
+    with tf.device("/job:ps/task:0"):
+        queue_like = tf.Variable(tf.zeros([1000]), name="v")
+    with tf.device("/job:worker/task:0"):
+        total = tf.reduce_sum(queue_like * 2.0)
+    target = "grpc://" + cluster["worker"][0]
+    with tf.Session(target) as sess:
+        sess.run(queue_like.initializer)
+        assert sess.run(total) == 0.0
+        processes.kill("ps", 0)
+        start = time.monotonic()
+        with pytest.raises(tf.errors.UnavailableError, match="/job:ps/replica:0/task:0"):
+            sess.run(total)
+        assert time.monotonic() - start < 15
