@@ -163,7 +163,7 @@ def test_request_stop_from_a_hook_and_run_after_stop():
             sess.run(train)
 
 
-# -- StopAtStepHook ----------------------------------------------------------------------------------
+# -- StopAtStepHook --------------------------------------------------------------------------------
 @pytest.mark.parametrize("kwargs,expected", [({"num_steps": 4}, 4), ({"last_step": 6}, 6)])
 def test_stop_at_step_hook(kwargs, expected):
     gs, w, loss, train = _model()
@@ -199,7 +199,7 @@ def test_stop_at_step_hook_arguments():
         ms.MonitoredSession(hooks=[hooks.StopAtStepHook(num_steps=1)])
 
 
-# -- checkpoints -------------------------------------------------------------------------------------
+# -- checkpoints -----------------------------------------------------------------------------------
 def test_checkpoint_saver_hook_saves_by_steps_and_at_end(tmp_path):
     gs, w, loss, train = _model()
     calls = []
@@ -307,7 +307,7 @@ def test_monitored_training_session_defaults_to_600_second_checkpoints(tmp_path)
         assert summary_hook._timer._every_steps == 100
 
 
-# -- logging hooks -------------------------------------------------------------------------------------
+# -- logging hooks ---------------------------------------------------------------------------------
 def test_logging_tensor_hook_every_n_iter(caplog):
     x = tf.placeholder(tf.float32, [], name="x")
     y = tf.multiply(x, 2.0, name="y")
@@ -381,7 +381,7 @@ def test_step_counter_hook_logs_steps_per_second(caplog, tmp_path):
 
 
 def test_step_counter_warns_when_the_global_step_does_not_move(caplog):
-    gs = tf.train.get_or_create_global_step()
+    tf.train.get_or_create_global_step()
     x = tf.constant(1.0)
     with caplog.at_level(logging.WARNING, logger="tfjupyter"):
         with ms.MonitoredSession(hooks=[hooks.StepCounterHook(every_n_steps=10)]) as sess:
@@ -426,7 +426,7 @@ def test_nan_tensor_hook_passes_finite_losses():
         assert not sess.should_stop()
 
 
-# -- other hooks -------------------------------------------------------------------------------------
+# -- other hooks -----------------------------------------------------------------------------------
 def test_final_ops_hook_and_feed_fn_hook():
     x = tf.placeholder(tf.float32, [], name="x")
     total = tf.Variable(0.0, name="total")
@@ -487,7 +487,7 @@ def test_second_or_step_timer():
     assert timer.should_trigger_for_step(1)
 
 
-# -- MonitoredSession: closing, errors, recovery ---------------------------------------------------------
+# -- MonitoredSession: closing, errors, recovery ---------------------------------------------------
 def test_out_of_range_ends_the_with_block_cleanly_and_other_errors_propagate():
     log = []
     _model()
@@ -598,6 +598,64 @@ def test_thread_errors_reported_to_the_coordinator_surface_in_the_main_loop():
                 sess.run(train)
 
 
+def test_preemption_reported_by_a_thread_recreates_the_session_in_should_stop():
+    class PreemptedOnce(hooks.SessionRunHook):
+        created = 0
+
+        def after_create_session(self, session, coord):
+            self.created += 1
+            if self.created == 1:
+                coord.request_stop(errors.UnavailableError(None, None, "ps went away"))
+
+    gs, w, loss, train = _model()
+    hook = PreemptedOnce()
+    with ms.MonitoredSession(hooks=[hook]) as sess:
+        assert hook.created == 1
+        assert not sess.should_stop()     # recovered: a new session, training goes on
+        assert hook.created == 2
+        sess.run(train)
+        assert sess._tf_sess().run(gs) == 1
+
+
+def _queue_input(values):
+    """A queue runner moving ``values`` from a closed source queue to the queue read by the
+    returned dequeue: that one ends with OutOfRangeError once the values are used up."""
+    src = tf.FIFOQueue(10, [tf.float32], shapes=[[]], name="src")
+    fill, close_src = src.enqueue_many([values]), src.close()
+    queue = tf.FIFOQueue(2, [tf.float32], shapes=[[]], name="q")
+    tf.train.add_queue_runner(tf.train.QueueRunner(queue, [queue.enqueue([src.dequeue()])]))
+
+    def init_fn(scaffold, session):
+        session.run(fill)
+        session.run(close_src)
+    return queue.dequeue(), init_fn
+
+
+def _queue_threads():
+    return [t for t in threading.enumerate() if t.name.startswith("QueueRunnerThread")]
+
+
+def test_queue_runners_feed_the_session_until_out_of_range():
+    value, init_fn = _queue_input([1.0, 2.0, 3.0])
+    got = []
+    scaffold = ms.Scaffold(init_fn=init_fn)
+    with ms.MonitoredSession(ms.ChiefSessionCreator(scaffold=scaffold)) as sess:
+        assert _queue_threads()
+        while not sess.should_stop():
+            got.append(sess.run(value))   # the 4th raises OutOfRangeError: a clean end
+    assert got == [1.0, 2.0, 3.0]
+    assert _queue_threads() == []
+
+
+def test_closing_stops_queue_runners_blocked_on_a_full_queue():
+    value, init_fn = _queue_input([float(i) for i in range(10)])
+    with ms.MonitoredSession(ms.ChiefSessionCreator(scaffold=ms.Scaffold(init_fn=init_fn)),
+                             stop_grace_period_secs=2) as sess:
+        assert sess.run(value) == 0.0
+        time.sleep(0.05)                  # the runner now waits on the full queue
+    assert _queue_threads() == []
+
+
 def test_run_step_fn():
     gs, w, loss, train = _model()
     log = []
@@ -619,7 +677,7 @@ def test_run_step_fn():
             sess.run_step_fn(lambda ctx: None)
 
 
-# -- Scaffold ----------------------------------------------------------------------------------------
+# -- Scaffold --------------------------------------------------------------------------------------
 def test_scaffold_defaults_and_init_fn():
     gs, w, loss, train = _model()
     local = tf.Variable(7.0, name="local", collections=[tf.GraphKeys.LOCAL_VARIABLES])
@@ -652,7 +710,7 @@ def test_scaffold_refuses_ambiguous_collections():
         ms.Scaffold().finalize()
 
 
-# -- SessionManager and non-chief workers ------------------------------------------------------------
+# -- SessionManager and non-chief workers ----------------------------------------------------------
 def test_non_chief_times_out_naming_the_uninitialized_variables(caplog):
     with tf.device("/cpu:0"):
         tf.Variable([1.0, 2.0], name="w")
@@ -798,3 +856,59 @@ def test_prepare_session_waits_for_a_checkpoint_boundedly(tmp_path):
     assert 0.15 <= time.monotonic() - start < 1.5
     assert sess.run("w:0") == 1.0
     sess.close()
+
+
+# -- on a cluster (in-process servers on loopback) --------------------------------------------------
+@pytest.fixture
+def cluster_servers(monkeypatch, tmp_path):
+    from cluster_util import loopback_cluster
+    monkeypatch.setenv("TFJUPYTER_CLUSTER_TOKEN", "test-token-" + "0" * 20)
+    monkeypatch.setenv("TFJUPYTER_TOKEN_DIR", str(tmp_path / "tokens"))
+    cluster = loopback_cluster(ps=1, worker=2)
+    servers = [tf.train.Server(cluster, job_name=job, task_index=task)
+               for job, task in [("ps", 0), ("worker", 0), ("worker", 1)]]
+    yield cluster, servers
+    for server in servers:
+        server.stop(0)
+
+
+def test_between_graph_chief_and_worker_share_the_ps_variables(cluster_servers, tmp_path):
+    cluster, (ps, chief_server, worker_server) = cluster_servers
+
+    def build(task):
+        graph = tf.Graph()
+        with graph.as_default(), tf.device(tf.train.replica_device_setter(
+                worker_device=f"/job:worker/task:{task}", cluster=cluster)):
+            model = _model()
+        return graph, model
+
+    worker_graph, (gs1, w1, loss1, train1) = build(1)
+    with worker_graph.as_default():
+        # No chief yet: the worker gives up after max_wait_secs, naming what it waited for.
+        start = time.monotonic()
+        with pytest.raises(errors.DeadlineExceededError,
+                           match="still uninitialized: global_step, w"):
+            ms.MonitoredTrainingSession(master=worker_server.target, is_chief=False,
+                                        max_wait_secs=0.3)
+        assert time.monotonic() - start < 3
+    chief_graph, (gs0, w0, loss0, train0) = build(0)
+    with chief_graph.as_default():
+        chief = ms.MonitoredTrainingSession(
+            master=chief_server.target, is_chief=True, checkpoint_dir=str(tmp_path),
+            save_checkpoint_steps=100, hooks=[hooks.StopAtStepHook(last_step=6)])
+        for _ in range(3):
+            chief.run(train0)
+    with worker_graph.as_default():
+        with ms.MonitoredTrainingSession(master=worker_server.target, is_chief=False,
+                                         max_wait_secs=5,
+                                         hooks=[hooks.StopAtStepHook(last_step=6)]) as worker:
+            assert worker._tf_sess().run(gs1) == 3    # the chief's progress, on the ps
+            while not worker.should_stop():
+                worker.run(train1)
+    with chief_graph.as_default():
+        chief.run(train0)                               # step 7: the chief sees the end
+        assert chief.should_stop()
+        chief.close()                                   # saves the final checkpoint
+    assert tf.train.latest_checkpoint(str(tmp_path)).endswith("model.ckpt-7")
+    np.testing.assert_allclose(tf.train.load_variable(str(tmp_path), "w"), _w_after(7),
+                               rtol=1e-5)

@@ -44,16 +44,22 @@ def test_managed_session_trains_saves_and_a_new_supervisor_restores(tmp_path):
     with tf.Graph().as_default():
         gs, w, loss, train = _model()
         sv = Supervisor(logdir=logdir, save_summaries_secs=0)
-        assert sv.global_step.name == "global_step:0" and sv.is_chief and tf.get_default_graph().finalized
+        assert sv.global_step.name == "global_step:0" and sv.is_chief
+        assert tf.get_default_graph().finalized
         with sv.managed_session() as sess:
             assert sess.run(w) == 1.0    # initialized by init_op
+            # The checkpoint thread saves once at the start: let it finish that (step 0) first,
+            # else its older checkpoint may be recorded after ours.
+            first = os.path.join(logdir, "model.ckpt-0.meta")
+            deadline = time.monotonic() + 5
+            while not os.path.exists(first) and time.monotonic() < deadline:
+                time.sleep(0.005)
             for _ in range(5):
                 sess.run(train)
             sv.saver.save(sess, sv.save_path, global_step=sv.global_step)
-        assert not sv.should_stop() or sv.coord.joined
+        assert sv.should_stop() and sv.coord.joined
     assert tf.train.latest_checkpoint(logdir).endswith("model.ckpt-5")
     assert os.path.exists(os.path.join(logdir, "graph.pbtxt"))
-    # The checkpoint thread saved once at the start (step 0) too.
     assert os.path.exists(os.path.join(logdir, "model.ckpt-0.index"))
     with tf.Graph().as_default():
         gs, w, loss, train = _model()
@@ -244,3 +250,95 @@ def test_tensorflow_0x_method_names():
                          ("ShouldStop", "should_stop"), ("StopOnException", "stop_on_exception"),
                          ("WaitForStop", "wait_for_stop"), ("SummaryComputed", "summary_computed")]:
         assert getattr(Supervisor, name) is getattr(Supervisor, method)
+
+
+def test_global_step_from_the_collection_drives_the_step_counter(tmp_path):
+    gs = tf.train.get_or_create_global_step()
+    w = tf.Variable(1.0, name="w")
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(tf.square(w), global_step=gs)
+    sv = Supervisor(logdir=str(tmp_path), save_summaries_secs=0.05, save_model_secs=0)
+    assert sv.global_step is gs
+    with sv.managed_session() as sess:
+        deadline = time.monotonic() + 0.2
+        while time.monotonic() < deadline:
+            sess.run(train)
+            time.sleep(0.005)
+        steps = sess.run(gs)
+    events = [e for e in _events(str(tmp_path)) for v in e.summary.value
+              if v.tag == "global_step/sec"]
+    assert len(events) >= 2 and 0 < events[-1].step <= steps
+
+
+def test_managed_session_runs_and_stops_queue_runners():
+    src = tf.FIFOQueue(10, [tf.float32], shapes=[[]], name="src")
+    fill, close_src = src.enqueue_many([[1.0, 2.0]]), src.close()
+    queue = tf.FIFOQueue(1, [tf.float32], shapes=[[]], name="q")
+    tf.train.add_queue_runner(tf.train.QueueRunner(queue, [queue.enqueue([src.dequeue()])]))
+    value = queue.dequeue()
+
+    def init_fn(sess):
+        sess.run(fill)
+        sess.run(close_src)
+
+    sv = Supervisor(logdir=None, init_fn=init_fn)
+    got = []
+    with sv.managed_session() as sess:
+        while not sv.should_stop():
+            got.append(sess.run(value))   # OutOfRangeError after 2 ends the session cleanly
+    assert got == [1.0, 2.0]
+    assert [t for t in threading.enumerate() if t.name.startswith("QueueRunnerThread")] == []
+
+
+# -- on a cluster (in-process servers on loopback) --------------------------------------------------
+@pytest.fixture
+def cluster_servers(monkeypatch, tmp_path):
+    from cluster_util import loopback_cluster
+    monkeypatch.setenv("TFJUPYTER_CLUSTER_TOKEN", "test-token-" + "0" * 20)
+    monkeypatch.setenv("TFJUPYTER_TOKEN_DIR", str(tmp_path / "tokens"))
+    cluster = loopback_cluster(ps=1, worker=2)
+    servers = [tf.train.Server(cluster, job_name=job, task_index=task)
+               for job, task in [("ps", 0), ("worker", 0), ("worker", 1)]]
+    yield cluster, servers
+    for server in servers:
+        server.stop(0)
+
+
+def test_supervisors_of_two_workers_train_one_model(cluster_servers, tmp_path):
+    """The 0.8 distributed recipe: the non-chief's Supervisor waits for the chief's to
+    initialize the variables on the ps, then both train them."""
+    cluster, (ps, chief_server, worker_server) = cluster_servers
+
+    def build(task):
+        graph = tf.Graph()
+        with graph.as_default(), tf.device(tf.train.replica_device_setter(
+                worker_device=f"/job:worker/task:{task}", cluster=cluster)):
+            model = _model()
+        return graph, model
+
+    results, failures = {}, []
+
+    def worker():
+        try:
+            graph, (gs, w, loss, train) = build(1)
+            sv = Supervisor(graph=graph, is_chief=False, logdir=str(tmp_path),
+                            recovery_wait_secs=0.05)
+            with sv.managed_session(worker_server.target, config=None) as sess:
+                results["worker_start"] = sess.run(gs)
+                for _ in range(3):
+                    sess.run(train)
+        except Exception as e:  # reported to the main thread
+            failures.append(e)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    time.sleep(0.2)
+    assert thread.is_alive() and "worker_start" not in results   # waiting for the chief
+    graph, (gs, w, loss, train) = build(0)
+    sv = Supervisor(graph=graph, is_chief=True, logdir=str(tmp_path), save_model_secs=0,
+                    save_summaries_secs=0)
+    with sv.managed_session(chief_server.target) as sess:
+        sess.run(train)
+        thread.join(10)
+        assert not thread.is_alive() and not failures
+        assert results["worker_start"] in (0, 1) and sess.run(gs) == 4
+        np.testing.assert_allclose(sess.run(w), _w_after(4), rtol=1e-5)

@@ -24,6 +24,7 @@ from .ops.control_flow_ops import group, no_op, tuple, with_dependencies  # noqa
 from .ops.math_ops import *  # noqa: F401,F403
 from .ops.random_ops import *  # noqa: F401,F403
 from .ops.linalg_ops import *  # noqa: F401,F403
+from .ops.data_flow_ops import *  # noqa: F401,F403
 from .variables import *  # noqa: F401,F403
 from .variable_scope import *  # noqa: F401,F403
 from .init_ops import *  # noqa: F401,F403

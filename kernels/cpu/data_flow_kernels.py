@@ -93,8 +93,9 @@ class FIFOQueueResource:
         """How many elements a dequeue may take now."""
         return len(self._items)
 
-    def _take(self) -> Element:
-        return self._items.popleft()
+    def _take(self, n: int) -> List[Element]:
+        popleft = self._items.popleft
+        return [popleft() for _ in range(n)]
 
     def _restore(self, elements: List[Element]) -> None:
         """Gives back the elements a failed dequeue had taken, where they came from."""
@@ -139,7 +140,13 @@ class FIFOQueueResource:
         if not elements:
             return tuple(np.empty((0,) + tuple(d or 0 for d in dims), dtype)
                          for dims, dtype in zip(self.dims, self.dtypes))
-        return tuple(np.stack([e[i] for e in elements]) for i in range(len(self.dtypes)))
+        out = []
+        for i, dtype in enumerate(self.dtypes):
+            arr = np.empty((len(elements),) + elements[0][i].shape, dtype)
+            for j, e in enumerate(elements):  # cheaper than np.stack for many small elements
+                arr[j] = e[i]
+            out.append(arr)
+        return tuple(out)
 
     def check_batchable(self, where: str) -> None:
         if self.dims is None:
@@ -186,7 +193,7 @@ class FIFOQueueResource:
         """n elements; fewer only for dequeue_up_to on a closed queue."""
         with self._cond:
             if not self._dequeuers and self._ready() >= n:
-                got = [self._take() for _ in range(n)]
+                got = self._take(n)
                 if self._enqueuers:
                     self._cond.notify_all()
                 return got
@@ -203,14 +210,14 @@ class FIFOQueueResource:
                     missing = n - len(got)
                     if self.closed and len(self._items) < missing:
                         if allow_small_batch and (got or self._items):
-                            got.extend([self._take() for _ in range(len(self._items))])
+                            got.extend(self._take(len(self._items)))
                             done = True
                             return got
                         raise errors.OutOfRangeError(
                             None, None, f"{self.kind} '{self.name}' is closed and has "
                             f"insufficient elements (requested {n}, current size "
                             f"{len(self._items) + len(got)}){where}")
-                    got.extend([self._take() for _ in range(min(missing, self._ready()))])
+                    got.extend(self._take(min(missing, self._ready())))
                     if len(got) == n:
                         done = True
                         return got
@@ -293,11 +300,14 @@ class RandomShuffleQueueResource(FIFOQueueResource):
             return len(self._items)
         return max(0, len(self._items) - self.min_after_dequeue)
 
-    def _take(self) -> Element:
+    def _take(self, n: int) -> List[Element]:
         items = self._items
-        i = int(self._rng.integers(len(items)))
-        items[i], items[-1] = items[-1], items[i]
-        return items.pop()
+        got = []
+        for u in self._rng.random(n).tolist():  # one draw per element, uniform over the rest
+            i = int(u * len(items))
+            items[i], items[-1] = items[-1], items[i]
+            got.append(items.pop())
+        return got
 
     def _restore(self, elements: List[Element]) -> None:
         self._items.extend(elements)

@@ -173,6 +173,7 @@ class DistributedPlan:
         self.fetches, self.feeds, self.targets = list(fetches), list(feeds), list(targets)
         self.ops = needed_ops(self.fetches, self.feeds, self.targets)
         self.placement = session._place(self.ops)
+        self._control_cuts: Dict[tuple, Operation] = {}
         self._partitions = self._partition()
         self._register()
 
@@ -273,18 +274,19 @@ class DistributedPlan:
 
     def _cut_control(self, src: _Partition, src_device: Device, op: Operation, dst: _Partition,
                      dst_device: Device) -> Operation:
-        name = f"_ctl/{op.name}/to_{dst.task.job}_{dst.task.index}"
-        existing = dst.graph._ops_by_name.get(f"_recv/{name.replace(':', '_')}")
-        if existing is not None:
-            return existing
-        marker = src.graph._ops_by_name.get(f"{name}/marker")
-        if marker is None:
+        """A control edge between tasks: a dummy tensor sent once the source op has run."""
+        key = (op, dst)
+        recv = self._control_cuts.get(key)
+        if recv is None:
+            name = f"_ctl/{op.name}/to_{dst.task.job}_{dst.task.index}"
             marker = src.graph.create_op("Const", [], {"value": np.zeros((), np.float32),
                                                        "dtype": dtypes.float32},
                                          name=f"{name}/marker/")
             marker._set_device(src_device.name)
             marker._add_control_input(src.copies[op])
-        return self._cut(src, src_device, marker.outputs[0], dst, dst_device, name).op
+            recv = self._cut(src, src_device, marker.outputs[0], dst, dst_device, marker.name).op
+            self._control_cuts[key] = recv
+        return recv
 
     def _register(self) -> None:
         from ..framework.graph_io import export_graph_def
@@ -346,10 +348,10 @@ class DistributedPlan:
         finally:
             token.remove_callback(on_cancel)
         if failure:
-            cancel_all("")
+            cancel_all(f"Step failed: {_first_line(failure[0])}")
             token.check("running a distributed step")
             raise next((e for e in failure if not isinstance(e, errors.CancelledError)), failure[0])
-        self.cluster._pool.submit(cancel_all, "")  # release leftovers; nothing waits on this
+        # Every _Send of the step had its _Recv, so the tasks hold nothing more of it.
         return results
 
     def _run_partition(self, part: _Partition, step_id: int, feed_values, token, calls, step_stats):

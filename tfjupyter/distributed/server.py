@@ -1,8 +1,10 @@
 """tf.train.Server: one task of a cluster, served over gRPC by any Python process."""
 from __future__ import annotations
 
+import atexit
 import logging
 import secrets
+import weakref
 import threading
 from concurrent import futures
 from typing import Optional
@@ -131,6 +133,7 @@ class Server:
         self._grpc.add_generic_rpc_handlers((_service_handlers(self._worker),))
         self.server_def = ServerDef(cluster, job_name, task_index, protocol, config)
         _register_local_server(self)
+        atexit.register(_stop_at_exit, weakref.ref(self))
         _log.info("Started server with target: %s", self.target)
         if start:
             self.start()
@@ -193,6 +196,12 @@ def _register_local_server(server: Server) -> None:
 def _unregister_local_server(server: Server) -> None:
     if _local_servers.get(server._address) is server:
         del _local_servers[server._address]
+
+
+def _stop_at_exit(ref) -> None:
+    server = ref()
+    if server is not None:
+        server.stop(0)
 
 
 def local_server_token(address: str) -> Optional[str]:

@@ -40,7 +40,7 @@ def _to_bytes_view(value: np.ndarray) -> Tuple[np.ndarray, memoryview]:
         items = [v if isinstance(v, bytes) else str(v).encode() for v in value.reshape(-1)]
         lengths = np.array([len(v) for v in items], dtype=np.int64)
         return value, memoryview(lengths.tobytes() + b"".join(items))
-    contiguous = np.ascontiguousarray(value)
+    contiguous = value if value.flags.c_contiguous else value.copy()  # keeps 0-d arrays 0-d
     return contiguous, memoryview(contiguous).cast("B")
 
 

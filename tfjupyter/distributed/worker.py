@@ -191,7 +191,7 @@ class Worker:
                 plan = registered.plan(list(request.feeds), list(request.fetches), list(request.targets))
             except (KeyError, ValueError) as e:
                 raise errors.InvalidArgumentError(None, None, f"RunGraph on {self.task_name}: {e}") from None
-            results, stats = self._run(plan, request, feed_values)
+            results, stats = self._run(plan, request, feed_values, context)
         except errors.OpError as e:
             yield wire.control_frame(pb.StepStatus(code=e.error_code, message=str(e),
                                                    op=getattr(e.op, "name", "") or ""))
@@ -200,8 +200,9 @@ class Worker:
             yield from wire.tensor_frames(i, value)
         yield wire.control_frame(pb.StepStatus(code=0, step_stats_json=stats))
 
-    def _run(self, plan: Plan, request: pb.RunGraphRequest, feed_values):
+    def _run(self, plan: Plan, request: pb.RunGraphRequest, feed_values, context):
         token = cancellation.CancellationToken(request.timeout_s or None, request.step_id)
+        context.add_callback(lambda: token.cancel("the master cancelled the step"))
         with self._steps_lock:
             self._steps.setdefault(request.step_id, []).append(token)
         try:

@@ -6,6 +6,11 @@ from .moving_averages import *  # noqa: F401,F403
 from .optimizers import *  # noqa: F401,F403
 from .queue_runner import *  # noqa: F401,F403
 from .saver import *  # noqa: F401,F403
+from .basic_session_run_hooks import *  # noqa: F401,F403
+from .session_manager import *  # noqa: F401,F403
+from .monitored_session import *  # noqa: F401,F403
+from .supervisor import *  # noqa: F401,F403
+from .sync_replicas_optimizer import *  # noqa: F401,F403
 from .training_util import *  # noqa: F401,F403
 from ..summary import SummaryWriter, summary_iterator  # noqa: F401,E402  (0.x: tf.train.SummaryWriter)
 from ..distributed.cluster import ClusterSpec  # noqa: F401,E402

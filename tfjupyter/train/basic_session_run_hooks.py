@@ -105,7 +105,7 @@ class SessionRunValues(collections.namedtuple("SessionRunValues",
     step's RunOptions and RunMetadata."""
 
 
-# -- timers ------------------------------------------------------------------------------------------
+# -- timers ----------------------------------------------------------------------------------------
 class SecondOrStepTimer:
     """Triggers every ``every_secs`` seconds or every ``every_steps`` steps (exactly one)."""
 
@@ -168,7 +168,7 @@ class _NeverTriggerTimer:
         return None
 
 
-# -- helpers -----------------------------------------------------------------------------------------
+# -- helpers ---------------------------------------------------------------------------------------
 def _get_or_create_global_step_read(graph: Optional[Graph] = None) -> Optional[Tensor]:
     """One tensor reading the global step (``global_step/add`` = global_step + 0), shared by
     all hooks; None if the graph has no global step."""
@@ -229,7 +229,7 @@ def write_graph_pbtxt(graph: Graph, logdir: str, name: str = "graph.pbtxt") -> s
     return path
 
 
-# -- stopping ----------------------------------------------------------------------------------------
+# -- stopping --------------------------------------------------------------------------------------
 class StopAtStepHook(SessionRunHook):
     """Requests a stop once the global step reaches ``last_step`` (or ``num_steps`` more steps
     than it was when the session was created)."""
@@ -263,7 +263,7 @@ class StopAtStepHook(SessionRunHook):
                 run_context.request_stop()
 
 
-# -- checkpoints ---------------------------------------------------------------------------------------
+# -- checkpoints -----------------------------------------------------------------------------------
 class CheckpointSaverListener:
     """Called by CheckpointSaverHook around each save; ``after_save`` returning True asks
     training to stop."""
@@ -338,6 +338,7 @@ class CheckpointSaverHook(SessionRunHook):
             self._save(session, last_step)
         for listener in self._listeners:
             listener.end(session, last_step)
+        self._summary_writer.flush()
 
     def _save(self, session, step: int) -> bool:
         """Writes a checkpoint; True if a listener asked to stop training."""
@@ -497,6 +498,10 @@ class StepCounterHook(SessionRunHook):
                          "Optimizer.minimize.", stale_global_step, self._last_global_step)
         self._last_global_step = stale_global_step
 
+    def end(self, session) -> None:
+        if self._summary_writer is not None:
+            self._summary_writer.flush()
+
 
 class NanLossDuringTrainingError(RuntimeError):
     def __str__(self) -> str:
@@ -582,7 +587,7 @@ class SummarySaverHook(SessionRunHook):
         return summary_op if isinstance(summary_op, list) else [summary_op]
 
 
-# -- waiting, final ops, feeds -----------------------------------------------------------------------
+# -- waiting, final ops, feeds ---------------------------------------------------------------------
 class GlobalStepWaiterHook(SessionRunHook):
     """Delays the first step until the global step reaches ``wait_until_step`` (non-chief
     workers wait for the chief to get going). The wait polls every half second and is

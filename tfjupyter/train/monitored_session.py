@@ -22,11 +22,11 @@ import inspect
 import logging
 import sys
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from ..client.config import RunMetadata, RunOptions
 from ..framework import errors
-from ..framework.ops import GraphKeys, Operation, Tensor, get_default_graph
+from ..framework.ops import GraphKeys, Operation, get_default_graph
 from ..ops import control_flow_ops
 from .. import variables
 from . import basic_session_run_hooks as hooks_lib
@@ -46,7 +46,7 @@ _READY_FOR_LOCAL_INIT_OP = getattr(GraphKeys, "READY_FOR_LOCAL_INIT_OP", "ready_
 USE_DEFAULT = object()
 
 
-# -- Scaffold ------------------------------------------------------------------------------------------
+# -- Scaffold --------------------------------------------------------------------------------------
 class Scaffold:
     """The ops a monitored session needs to create, initialize and check a model: init_op,
     ready_op, ready_for_local_init_op, local_init_op, summary_op and saver. ``finalize()``
@@ -258,7 +258,7 @@ def _flatten_fetches(graph, fetches, leaves: List, index: Dict) -> Callable[[Lis
     return lambda v: v[i]
 
 
-# -- the session layers ------------------------------------------------------------------------------
+# -- the session layers ----------------------------------------------------------------------------
 class _WrappedSession:
     """A session wrapping another; ``should_stop`` asks every layer."""
 

@@ -64,7 +64,7 @@ class SessionManager:
         self._session_factory = session_factory or _default_session_factory
         self._target: Optional[str] = None
 
-    # -- sessions ------------------------------------------------------------------------------------
+    # -- sessions ----------------------------------------------------------------------------------
     def _new_session(self, master: str, config):
         self._target = master
         return self._session_factory(master, self._graph, config)
@@ -216,7 +216,7 @@ class SessionManager:
                       not_ready_local_msg, not_ready_msg)
             time.sleep(min(self._recovery_wait_secs, remaining))
 
-    # -- readiness -------------------------------------------------------------------------------------
+    # -- readiness ---------------------------------------------------------------------------------
     def _model_ready(self, sess) -> Tuple[bool, Optional[str], List[str]]:
         return _ready(self._ready_op, sess, "Model not ready")
 

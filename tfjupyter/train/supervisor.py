@@ -94,7 +94,7 @@ class Supervisor:
         self._verify_setup()
         graph.finalize()
 
-    # -- defaults ------------------------------------------------------------------------------------
+    # -- defaults ----------------------------------------------------------------------------------
     def _init_session_manager(self, session_manager: Optional[SessionManager]) -> None:
         if session_manager is None:
             session_manager = SessionManager(
@@ -185,7 +185,7 @@ class Supervisor:
                     raise ValueError("When using replicas, all Variables must have their device "
                                      f"set: {op}")
 
-    # -- properties ----------------------------------------------------------------------------------
+    # -- properties --------------------------------------------------------------------------------
     is_chief = property(lambda self: self._is_chief)
     session_manager = property(lambda self: self._session_manager)
     coord = property(lambda self: self._coord)
@@ -201,7 +201,7 @@ class Supervisor:
     save_model_secs = property(lambda self: self._save_model_secs)
     save_path = property(lambda self: self._save_path)
 
-    # -- sessions and services -------------------------------------------------------------------------
+    # -- sessions and services ---------------------------------------------------------------------
     def _write_graph(self) -> None:
         """Writes graph.pbtxt to logdir and the graph to the event file (once)."""
         if self._logdir:
@@ -361,7 +361,7 @@ Supervisor.WaitForStop = Supervisor.wait_for_stop
 Supervisor.SummaryComputed = Supervisor.summary_computed
 
 
-# -- the chief's service threads ---------------------------------------------------------------------
+# -- the chief's service threads -------------------------------------------------------------------
 class _SVSummaryThread(LooperThread):
     """Runs the summary op every save_summaries_secs and writes the result."""
 
