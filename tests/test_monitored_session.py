@@ -858,7 +858,7 @@ def test_prepare_session_waits_for_a_checkpoint_boundedly(tmp_path):
     sess.close()
 
 
-# -- on a cluster (in-process servers on loopback) --------------------------------------------------
+# -- on a cluster (in-process servers on loopback) -------------------------------------------------
 @pytest.fixture
 def cluster_servers(monkeypatch, tmp_path):
     from cluster_util import loopback_cluster

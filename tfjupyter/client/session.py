@@ -282,11 +282,15 @@ class BaseSession:
         return structure, plan, [_FeedConverter(t) for t in feed_tensors]
 
     # -- lifecycle ---------------------------------------------------------------------------------
+    def cancel_running_steps(self, reason: str = "Steps were cancelled") -> None:
+        """Makes every run() in flight (in other threads) fail at once with CancelledError."""
+        for token in list(self._active_steps):
+            token.cancel(reason)
+
     def close(self) -> None:
         if not self._closed:
             self._closed = True
-            for token in list(self._active_steps):
-                token.cancel("Session was closed while the step was running")
+            self.cancel_running_steps("Session was closed while the step was running")
             if self._cluster is not None:
                 # Variables live on the tasks and outlive the session; only our graphs go.
                 for _, plan, _ in self._plans.values():
@@ -341,7 +345,8 @@ def _fetch_key(fetches):
     """A hashable key for fetch structures that are cheap to recognise; None otherwise."""
     if isinstance(fetches, (Tensor, Operation)):
         return fetches
-    if type(fetches) in (list, tuple) and all(isinstance(f, (Tensor, Operation)) for f in fetches):
+    if type(fetches) in (list, tuple) and all(
+            isinstance(f, (Tensor, Operation)) or hasattr(f, "_as_graph_element") for f in fetches):
         return (type(fetches),) + tuple(fetches)
     if isinstance(fetches, str):
         return fetches

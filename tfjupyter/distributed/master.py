@@ -117,6 +117,7 @@ class ClusterConnection:
                     continue
                 try:
                     replies[i] = task.get_status(pb.GetStatusRequest(), metadata=self.metadata,
+                                                 wait_for_ready=True,
                                                  timeout=max(0.2, min(2.0, deadline - time.monotonic())))
                 except grpc.RpcError as e:
                     if e.code() in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):

@@ -386,6 +386,13 @@ class _CoordinatedSession(_WrappedSession):
 
     def close(self) -> None:
         self._coord.request_stop()
+        # A thread blocked in a step (the sync chief's queue runner waiting for gradients that
+        # will never come) would make join() wait in vain: cancel such steps (TF hangs here).
+        raw = self._sess
+        while raw is not None and not hasattr(raw, "cancel_running_steps"):
+            raw = getattr(raw, "_sess", None)
+        if raw is not None:
+            raw.cancel_running_steps("the monitored session is closing")
         try:
             self._coord.join(stop_grace_period_secs=self._stop_grace_period_secs,
                              ignore_live_threads=True)
