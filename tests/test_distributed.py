@@ -198,3 +198,85 @@ def test_killed_ps_fails_the_step_fast(processes):
         with pytest.raises(tf.errors.UnavailableError, match="/job:ps/replica:0/task:0"):
             sess.run(total)
         assert time.monotonic() - start < 15
+
+
+# -- between-graph training in separate processes -------------------------------------------------
+TRAINER = os.path.join(os.path.dirname(__file__), "dist", "between_graph_trainer.py")
+
+
+def _trainer(cluster, job, task, env, *args):
+    import json
+    import subprocess
+    import sys
+    return subprocess.Popen([sys.executable, TRAINER, "--cluster", json.dumps(cluster), "--job", job,
+                             "--task", str(task), *args], env=dict(os.environ, **env),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _train(token_env, n_workers, *args, straggler=None, kill_worker=None, timeout=150):
+    """Runs 1 ps + n workers; returns the workers' JSON reports (None for a killed one)."""
+    import json
+    import signal
+    cluster = loopback_cluster(ps=1, worker=n_workers)
+    env = dict(token_env, PYTHONUNBUFFERED="1")
+    procs = [_trainer(cluster, "ps", 0, env)]
+    try:
+        workers = []
+        for i in range(n_workers):
+            extra = ["--straggle", "1.0"] if i == straggler else []
+            workers.append(_trainer(cluster, "worker", i, env, *args, *extra))
+        procs += workers
+        if kill_worker is not None:
+            time.sleep(12)  # well into training
+            workers[kill_worker].send_signal(signal.SIGKILL)
+        reports = []
+        deadline = time.monotonic() + timeout
+        for i, w in enumerate(workers):
+            try:
+                out, err = w.communicate(timeout=max(1, deadline - time.monotonic()))
+            except Exception:
+                w.kill()
+                out, err = w.communicate()
+                raise AssertionError(f"worker {i} did not finish:\n{err[-3000:]}")
+            if i == kill_worker:
+                reports.append(None)
+                continue
+            assert w.returncode == 0, err[-3000:]
+            reports.append(json.loads(out.strip().splitlines()[-1]))
+        return reports
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.communicate()
+
+
+@pytest.mark.parametrize("mode, backups", [("async", 0), ("sync", 0), ("sync", 1)],
+                         ids=["async", "sync", "sync-with-backup"])
+def test_ps_worker_training_reaches_accuracy(token_env, mode, backups):
+    reports = _train(token_env, 3 if backups else 2, "--mode", mode, "--backups", str(backups),
+                     "--steps", "200")
+    for r in reports:
+        assert r["accuracy"] >= 0.9, reports
+        assert r["global_step"] >= 200
+    if mode == "sync" and not backups:
+        # Each global step aggregates one gradient from each of the 2 workers.
+        assert sum(r["local_steps"] for r in reports) >= 2 * 200
+
+
+def test_straggler_does_not_slow_sync_training_with_a_backup(token_env):
+    """One worker sleeps 1 s per step. With one backup the other two carry the training: 60
+    global steps take far less than the 60 s the straggler alone would need."""
+    reports = _train(token_env, 3, "--mode", "sync", "--backups", "1", "--steps", "60",
+                     straggler=2)
+    fast = [r for r in reports if r["task"] != 2]
+    assert all(r["seconds"] < 30 for r in fast), reports
+    assert reports[2]["local_steps"] < 30
+
+
+def test_sync_training_with_a_backup_survives_a_killed_worker(token_env):
+    reports = _train(token_env, 3, "--mode", "sync", "--backups", "1", "--steps", "600",
+                     kill_worker=2)
+    assert reports[2] is None
+    for r in reports[:2]:
+        assert r["global_step"] >= 600 and r["accuracy"] >= 0.9

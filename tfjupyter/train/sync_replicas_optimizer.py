@@ -166,6 +166,9 @@ class _SyncReplicasOptimizerHook(SessionRunHook):
             self._q_runner = opt.get_chief_queue_runner()
             self._init_tokens_op = opt.get_init_tokens_op(self._num_tokens)
             self._chief_init_op = opt.chief_init_op
+            # At the end, one more token per replica releases every worker still waiting for
+            # the next step, so that it sees the final global step and stops (TF's hang).
+            self._release_op = opt.get_init_tokens_op(opt._tokens_per_step)
 
     def after_create_session(self, session, coord):
         session.run(self._local_init_op)
@@ -173,3 +176,7 @@ class _SyncReplicasOptimizerHook(SessionRunHook):
             session.run(self._chief_init_op)
             session.run(self._init_tokens_op)
             self._q_runner.create_threads(session, coord=coord, daemon=True, start=True)
+
+    def end(self, session):
+        if self._is_chief:
+            session.run(self._release_op)
