@@ -241,3 +241,14 @@ def test_plans_are_cached_and_graph_can_grow():
         assert len(sess._plans) == n
         b = tf.add(a, 1.0)
         assert sess.run(b) == 2.0
+
+
+def test_colocated_readers_with_conflicting_requests_follow_the_variable():
+    with tf.device("/cpu:0"):
+        v = tf.Variable(1.0, name="v")
+    with tf.device("/cpu:1"):
+        ready = tf.is_variable_initialized(v)
+    with tf.Session(config=tf.ConfigProto(device_count={"CPU": 2})) as sess:
+        assert not sess.run(ready)
+        placed = {r.op: r.assigned for r in sess.placement}
+    assert placed[ready.op.name] == placed["v"] == "/job:localhost/replica:0/task:0/device:CPU:0"

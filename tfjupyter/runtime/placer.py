@@ -116,6 +116,15 @@ class Placer:
                 if mine is not None and theirs is not None and mine != theirs:
                     conflict = op
             requested.merge_from(spec)
+        if conflict is not None:
+            # As TF: the op that owns the state (a variable) decides; the conflicting requests
+            # of ops colocated with it (readers, writers) are dropped.
+            owners = [op for op in group if op.op_def.stateful and not op.inputs and op.device]
+            if owners:
+                requested = DeviceSpec()
+                for op in owners:
+                    requested.merge_from(self._spec(op.device))
+                conflict = None
         types_needed = {op.type for op in group}
         if self.default_task is not None and requested.job is None:
             local = requested.copy()
