@@ -133,20 +133,20 @@ class FIFOQueueResource:
                     None, None, f"Shape mismatch in tuple component {i}. Expected "
                     f"{_dims_text(expected)}, got {_dims_text(shape)}{where}")
         copies = [np.array(c, dtype=d, copy=True) for c, d in zip(components, self.dtypes)]
-        return [tuple(c[j, ...] for c in copies) for j in range(batch)]
+        # Iterating a batch gives row views, except for rank 1 (numpy scalars, not 0-d arrays).
+        rows = [list(c) if c.ndim > 1 else [c[j, ...] for j in range(batch)] for c in copies]
+        return list(zip(*rows))
 
     def batch(self, elements: List[Element]) -> Tuple[np.ndarray, ...]:
         """dequeue_many's outputs: the elements stacked, one array per component."""
         if not elements:
             return tuple(np.empty((0,) + tuple(d or 0 for d in dims), dtype)
                          for dims, dtype in zip(self.dims, self.dtypes))
-        out = []
-        for i, dtype in enumerate(self.dtypes):
-            arr = np.empty((len(elements),) + elements[0][i].shape, dtype)
-            for j, e in enumerate(elements):  # cheaper than np.stack for many small elements
-                arr[j] = e[i]
-            out.append(arr)
-        return tuple(out)
+        # np.array of a list of equal-shape arrays stacks them in C, faster than np.stack; not
+        # for strings: it would nest 0-d object arrays instead of unwrapping them.
+        return tuple(np.stack([e[i] for e in elements]) if dtype == np.object_ else
+                     np.array([e[i] for e in elements], dtype=dtype)
+                     for i, dtype in enumerate(self.dtypes))
 
     def check_batchable(self, where: str) -> None:
         if self.dims is None:

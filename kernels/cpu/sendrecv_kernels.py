@@ -23,7 +23,11 @@ def send(op, ctx):
     key = rendezvous_key(op.get_attr("send_device"), op.get_attr("send_device_incarnation"),
                          op.get_attr("recv_device"), op.get_attr("tensor_name"))
 
-    def run(value):
+    recv_device = op.get_attr("recv_device")
+    if _pushed(op):
+        return lambda value: host.push(recv_device, cancellation.current().step_id, key, value)
+
+    def run(value):  # left here for the receiver to pull (RecvTensor streams big tensors)
         host.rendezvous.send(cancellation.current().step_id, key, value)
     return run
 
@@ -34,4 +38,12 @@ def recv(op, ctx):
     send_device = op.get_attr("send_device")
     key = rendezvous_key(send_device, op.get_attr("send_device_incarnation"),
                          op.get_attr("recv_device"), op.get_attr("tensor_name"))
+    if _pushed(op):
+        what = f"waiting for {key}"
+        return lambda: host.rendezvous.recv(cancellation.current().step_id, key, what)
     return lambda: host.recv(send_device, cancellation.current().step_id, key)
+
+
+def _pushed(op) -> bool:
+    """Small tensors are pushed by the sender (one unary call); big ones pulled in chunks."""
+    return op.get_attr("transfer") == "push"

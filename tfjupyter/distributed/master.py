@@ -53,6 +53,9 @@ class _Task:
         self.deregister_graph = unary("DeregisterGraph", pb.Empty)
         self.cleanup_step = unary("CleanupStep", pb.Empty)
         self.run_graph = channel.stream_stream("/tfjupyter.Worker/RunGraph")
+        self.run_graph_unary = channel.unary_unary("/tfjupyter.Worker/RunGraphUnary")
+        self.fetch_parked = channel.unary_stream(
+            "/tfjupyter.Worker/FetchParked", request_serializer=lambda x: x.SerializeToString())
         self.devices: List[Device] = []
         self.incarnation = 0
 
@@ -260,9 +263,12 @@ class DistributedPlan:
 
     def _cut(self, src: _Partition, src_device: Device, value: Tensor, dst: _Partition,
              dst_device: Device, tensor_name: str) -> Tensor:
+        nbytes = value.shape.num_elements()
+        small = (nbytes is not None and value.dtype is not dtypes.string
+                 and nbytes * value.dtype.size <= wire.PACK_LIMIT // 2)
         attrs = {"tensor_name": tensor_name, "send_device": src_device.name,
                  "send_device_incarnation": src.task.incarnation, "recv_device": dst_device.name,
-                 "client_terminated": False}
+                 "client_terminated": False, "transfer": "push" if small else "pull"}
         suffix = f"{tensor_name.replace(':', '_')}/to_{dst.task.job}_{dst.task.index}"
         send = src.graph.create_op("_Send", [value], dict(attrs), name=f"_send/{suffix}/")
         send._set_device(src_device.name)
@@ -362,23 +368,44 @@ class DistributedPlan:
                                      targets=part.targets,
                                      timeout_s=timeout or 0, trace=step_stats is not None)
 
-        def frames():
-            yield wire.control_frame(request)
-            for k, i in enumerate(part.feed_indices):
-                yield from wire.tensor_frames(k, feed_values[i])
-        call = part.task.run_graph(frames(), metadata=part.task.metadata, timeout=timeout)
-        calls[part] = call
+        frames = [wire.control_frame(request)]
+        for k, i in enumerate(part.feed_indices):
+            frames.extend(wire.tensor_frames(k, feed_values[i]))
+        meta = part.task.metadata
+        where = f"{part.task.name} ({part.task.address})"
         assembler = wire.TensorAssembler(len(part.fetches), f"RunGraph reply from {part.task.name}")
         status = None
         try:
-            for frame in call:
-                if frame[:1] == wire.CONTROL:
-                    status = pb.StepStatus.FromString(frame[1:])
+            if wire.frames_size(frames) <= wire.PACK_LIMIT:
+                call = part.task.run_graph_unary.future(wire.pack(frames), metadata=meta,
+                                                        timeout=timeout)
+                calls[part] = call
+                reply = wire.unpack(call.result())
+            else:  # feeds too big for one message: stream them
+                reply = part.task.run_graph(iter(frames), metadata=meta, timeout=timeout)
+                calls[part] = reply
+            for frame in reply:
+                if bytes(frame[:1]) == wire.CONTROL:
+                    status = pb.StepStatus.FromString(bytes(frame[1:]))
+                    if status.parked:
+                        status = None
+                        reply = part.task.fetch_parked(
+                            pb.FetchParkedRequest(step_id=step_id, graph_handle=part.handle),
+                            metadata=meta, timeout=timeout)
+                        calls[part] = reply
+                        for big in reply:
+                            if bytes(big[:1]) == wire.CONTROL:
+                                status = pb.StepStatus.FromString(bytes(big[1:]))
+                            else:
+                                assembler.add(big)
                 else:
                     assembler.add(frame)
         except grpc.RpcError as e:
             token.check(f"running a step on {part.task.name}")
-            raise rpc_error(e, f"{part.task.name} ({part.task.address})") from None
+            raise rpc_error(e, where) from None
+        except grpc.FutureCancelledError:
+            token.check(f"running a step on {part.task.name}")
+            raise errors.CancelledError(None, None, f"step on {where} was cancelled") from None
         finally:
             calls.pop(part, None)
         if status is None:
@@ -392,7 +419,8 @@ class DistributedPlan:
         if step_stats is not None and status.step_stats_json:
             for device, stats in json.loads(status.step_stats_json).items():
                 step_stats.dev_stats.setdefault(device, []).extend(stats)
-        return assembler.finish()
+        # Values decoded in place are views of the read-only message: hand out writable arrays.
+        return [v if v.flags.writeable else v.copy() for v in assembler.finish()]
 
     def _cleanup(self, part: _Partition, step_id: int, reason: str) -> None:
         try:

@@ -130,7 +130,9 @@ class Worker:
         self._host = _PartitionHost(devices)
         self._steps: Dict[int, List[cancellation.CancellationToken]] = {}
         self._steps_lock = threading.Lock()
-        self._peers: Dict[str, object] = {}
+        self._peers: Dict[tuple, object] = {}
+        self._channels: Dict[str, grpc.Channel] = {}
+        self._parked: Dict[tuple, List[bytes]] = {}
         self._peers_lock = threading.Lock()
         for device in devices:
             device.host = self
@@ -172,13 +174,28 @@ class Worker:
         return pb.Empty()
 
     def run_graph(self, request_iterator, context) -> Iterator[bytes]:
+        """The streaming form, for feeds too big for one message."""
+        yield from self._run_graph(iter(request_iterator), context, park=False)
+
+    def run_graph_unary(self, message: bytes, context) -> bytes:
+        """The one-message form: packed frames in, packed frames out (or parked if big)."""
+        return wire.pack(self._run_graph(wire.unpack(message), context, park=True))
+
+    def fetch_parked(self, request: pb.FetchParkedRequest, context) -> Iterator[bytes]:
+        frames = self._parked.pop((request.graph_handle, request.step_id), None)
+        if frames is None:
+            yield wire.control_frame(pb.StepStatus(code=errors.NotFoundError.error_code,
+                                                   message="no parked results for that step"))
+            return
+        yield from frames
+
+    def _run_graph(self, frames, context, park: bool) -> Iterator[bytes]:
         try:
-            frames = iter(request_iterator)
             first = next(frames, b"")
-            if first[:1] != wire.CONTROL:
+            if bytes(first[:1]) != wire.CONTROL:
                 raise errors.InvalidArgumentError(None, None, "RunGraph: the first frame must be "
                                                   "the request")
-            request = pb.RunGraphRequest.FromString(first[1:])
+            request = pb.RunGraphRequest.FromString(bytes(first[1:]))
             assembler = wire.TensorAssembler(len(request.feeds), f"RunGraph feeds on {self.task_name}")
             for frame in frames:
                 assembler.add(frame)
@@ -196,9 +213,31 @@ class Worker:
             yield wire.control_frame(pb.StepStatus(code=e.error_code, message=str(e),
                                                    op=getattr(e.op, "name", "") or ""))
             return
-        for i, value in enumerate(results):
-            yield from wire.tensor_frames(i, value)
-        yield wire.control_frame(pb.StepStatus(code=0, step_stats_json=stats))
+        out = [f for i, value in enumerate(results) for f in wire.tensor_frames(i, value)]
+        out.append(wire.control_frame(pb.StepStatus(code=0, step_stats_json=stats)))
+        if park and wire.frames_size(out) > wire.PACK_LIMIT:
+            self._parked[(request.graph_handle, request.step_id)] = out
+            yield wire.control_frame(pb.StepStatus(code=0, parked=True))
+            return
+        yield from out
+
+    def push_tensors(self, message: bytes, context) -> bytes:
+        """Tensors a peer's _Send ops pushed here, for this task's _Recv ops."""
+        try:
+            frames = wire.unpack(message)
+            first = next(frames, b"")
+            if bytes(first[:1]) != wire.CONTROL:
+                raise errors.InvalidArgumentError(None, None, "PushTensors: no request frame")
+            request = pb.PushTensorsRequest.FromString(bytes(first[1:]))
+            assembler = wire.TensorAssembler(len(request.keys), f"PushTensors to {self.task_name}")
+            for frame in frames:
+                assembler.add(frame)
+            values = assembler.finish()
+        except Exception as e:  # malformed: refuse, change nothing
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"PushTensors to {self.task_name}: {e}")
+        for key, value in zip(request.keys, values):
+            self.rendezvous.send(request.step_id, key, value)
+        return b""
 
     def _run(self, plan: Plan, request: pb.RunGraphRequest, feed_values, context):
         token = cancellation.CancellationToken(request.timeout_s or None, request.step_id)
@@ -210,8 +249,15 @@ class Worker:
                 if request.trace:
                     stats = StepStats()
                     results = plan.run(feed_values, stats)
-                    return results, json.dumps(stats.dev_stats)
-                return plan.run(feed_values), ""
+                    out = results, json.dumps(stats.dev_stats)
+                else:
+                    out = plan.run(feed_values), ""
+            for destination, future in token.pushes:  # the step is done when its sends arrived
+                try:
+                    future.result()
+                except grpc.RpcError as e:
+                    raise rpc_error(e, destination) from None
+            return out
         finally:
             with self._steps_lock:
                 tokens = self._steps.get(request.step_id, [])
@@ -247,27 +293,43 @@ class Worker:
             for token in tokens:
                 token.cancel(reason)
 
-    # -- receiving from peers ------------------------------------------------------------------------
+    # -- sending to and receiving from peers ------------------------------------------------
+    def push(self, recv_device: str, step_id: int, key: str, value) -> None:
+        """Sends a tensor to the task of ``recv_device`` without waiting (called by _Send)."""
+        if recv_device.startswith(self.task_name + "/"):
+            self.rendezvous.send(step_id, key, value)
+            return
+        job, task = _job_task(recv_device)
+        frames = [wire.control_frame(pb.PushTensorsRequest(step_id=step_id, keys=[key]))]
+        frames.extend(wire.tensor_frames(0, value))
+        token = cancellation.current()
+        timeout = None if token.deadline is None else max(0.001, token.deadline - time.monotonic())
+        future = self._peer(job, task, "PushTensors").future(
+            wire.pack(frames), timeout=timeout, metadata=((TOKEN_METADATA_KEY, self._token),))
+        token.pushes.append((f"/job:{job}/replica:0/task:{task}", future))
+
     def recv(self, send_device: str, step_id: int, key: str):
         """The value a _Send on ``send_device`` left under ``key`` (called by _Recv kernels)."""
         if send_device.startswith(self.task_name + "/"):
             return self.rendezvous.recv(step_id, key, f"waiting for {key}")
         job, task = _job_task(send_device)
-        stub = self._peer(job, task)
+        stub = self._peer(job, task, "RecvTensor")
         token = cancellation.current()
         timeout = None if token.deadline is None else max(0.0, token.deadline - time.monotonic())
         call = stub(pb.RecvTensorRequest(step_id=step_id, key=key).SerializeToString(),
                     timeout=timeout, metadata=((TOKEN_METADATA_KEY, self._token),))
         return receive_tensor_stream(call, token, f"/job:{job}/replica:0/task:{task}", key)
 
-    def _peer(self, job: str, task: int):
+    def _peer(self, job: str, task: int, method: str):
         address = self.cluster.task_address(job, task)
         with self._peers_lock:
-            stub = self._peers.get(address)
+            stub = self._peers.get((address, method))
             if stub is None:
-                channel = make_channel(address, self._channel_credentials)
-                stub = channel.unary_stream("/tfjupyter.Worker/RecvTensor")
-                self._peers[address] = stub
+                channel = self._channels.get(address)
+                if channel is None:
+                    channel = self._channels[address] = make_channel(address, self._channel_credentials)
+                make = channel.unary_stream if method == "RecvTensor" else channel.unary_unary
+                stub = self._peers[(address, method)] = make(f"/tfjupyter.Worker/{method}")
             return stub
 
     def close(self) -> None:
@@ -298,8 +360,8 @@ def receive_tensor_stream(call, token: cancellation.CancellationToken, task: str
         assembler = wire.TensorAssembler(1, f"RecvTensor from {task}")
         status = None
         for frame in call:
-            if frame[:1] == wire.CONTROL:
-                status = pb.StepStatus.FromString(frame[1:])
+            if bytes(frame[:1]) == wire.CONTROL:
+                status = pb.StepStatus.FromString(bytes(frame[1:]))
             else:
                 assembler.add(frame)
         if status is None:

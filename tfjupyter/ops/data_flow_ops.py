@@ -410,7 +410,7 @@ class QueueBase:
 
     def is_closed(self, name: Optional[str] = None) -> Tensor:
         return _new_op("QueueIsClosedV2", [self._queue_ref], {},
-                       name=name or f"{self._name}_IsClosed").outputs[0]
+                       name=name or f"{self._name}_Is_Closed").outputs[0]
 
     def size(self, name: Optional[str] = None) -> Tensor:
         """The number of elements in the queue (int32)."""

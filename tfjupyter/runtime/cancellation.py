@@ -23,6 +23,7 @@ _POLL_SECONDS = 0.05
 class CancellationToken:
     def __init__(self, timeout_s: Optional[float] = None, step_id: int = 0):
         self.step_id = step_id
+        self.pushes: list = []   # (destination, future) of the step's outgoing tensors
         self.deadline = None if not timeout_s else time.monotonic() + timeout_s
         self.reason: Optional[str] = None
         self.error_class = errors.CancelledError
