@@ -15,6 +15,7 @@ import tfjupyter.kernels.cpu.data_flow_kernels  # noqa: F401  (until kernels/cpu
 from tfjupyter.framework import errors
 from tfjupyter.ops.data_flow_ops import (ConditionalAccumulator, FIFOQueue, PaddingFIFOQueue,
                                          QueueBase, RandomShuffleQueue)
+from tfjupyter.runtime import cancellation
 from tfjupyter.train.coordinator import Coordinator
 from tfjupyter.train.queue_runner import QueueRunner, add_queue_runner, start_queue_runners
 
@@ -387,6 +388,39 @@ def test_shared_queue_with_other_attrs_is_an_error():
                            match=r"has component types \[int32\] but requested component types "
                                  r"were \[float32\]"):
             sess.run(c.size())
+
+
+def test_shared_resources_span_graphs_on_one_device():
+    """Between-graph replication: each worker's graph has its own queue and accumulator ops,
+    all running on the ps device, whose ResourceManager holds one queue and accumulator."""
+    from tfjupyter.framework.device import DeviceSpec
+    from tfjupyter.kernels.cpu import KERNELS
+    from tfjupyter.runtime.devices import Device
+
+    ps = Device(DeviceSpec("ps", 0, 0, "CPU", 0))
+
+    def kernel(op):
+        return KERNELS.get(op.type)(op, ps)
+
+    def worker_graph():
+        with tf.Graph().as_default():
+            q = FIFOQueue(-1, tf.int64, shapes=[[]], shared_name="sync_token_q")
+            acc = ConditionalAccumulator(tf.float32, shape=[2], shared_name="w/grad_accum")
+            g = tf.placeholder(tf.float32, [2])
+            step = tf.placeholder(tf.int64, [])
+            return (kernel(q.enqueue_many(tf.placeholder(tf.int64, [None]))),
+                    kernel(q.dequeue().op), kernel(acc.apply_grad(g, step)),
+                    kernel(acc.take_grad(2).op), kernel(acc.num_accumulated().op))
+    chief, worker = worker_graph(), worker_graph()
+    # Kernels called outside a session: a step token with a deadline bounds any wait.
+    with cancellation.step_scope(cancellation.CancellationToken(timeout_s=5)):
+        chief[0](np.array([7, 7], np.int64))
+        assert worker[1]() == 7 and chief[1]() == 7
+        chief[2](np.int64(0), np.array([1.0, 2.0], np.float32))
+        worker[2](np.int64(0), np.array([3.0, 6.0], np.float32))
+        assert chief[4]() == 2 and worker[4]() == 2
+        np.testing.assert_allclose(chief[3](np.int32(2)), [2.0, 4.0])
+        assert worker[4]() == 0
 
 
 def test_sessions_have_their_own_queues():

@@ -183,12 +183,14 @@ class SessionManager:
         """A session whose model is ready (initialized by someone else, e.g. the chief).
 
         Creates a session, runs ``local_init_op`` once the model is ready for it and checks
-        ``ready_op``; if not ready, closes it and tries again every ``recovery_wait_secs``.
+        ``ready_op``; if not ready, closes it and tries again, after pauses growing from 0.1 s to
+        ``recovery_wait_secs``.
         After ``max_wait_secs`` raises DeadlineExceededError naming what is still not ready.
         """
         if max_wait_secs is None:
             max_wait_secs = float("inf")
         deadline = time.monotonic() + max_wait_secs
+        pause = 0.0
         while True:
             sess = self._new_session(master, config)
             try:
@@ -214,7 +216,10 @@ class SessionManager:
                     f"{detail}")
             _log.info("Waiting for model to be ready.  Ready_for_local_init_op:  %s, ready: %s",
                       not_ready_local_msg, not_ready_msg)
-            time.sleep(min(self._recovery_wait_secs, remaining))
+            # TF sleeps recovery_wait_secs (30 s) at once; polling sooner at first, backing off
+            # up to it, lets a worker start seconds after its chief instead of half a minute.
+            pause = min(self._recovery_wait_secs, remaining, pause * 2 if pause else 0.1)
+            time.sleep(pause)
 
     # -- readiness ---------------------------------------------------------------------------------
     def _model_ready(self, sess) -> Tuple[bool, Optional[str], List[str]]:
