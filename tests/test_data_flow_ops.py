@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 import tfjupyter as tf
-import tfjupyter.kernels.cpu.data_flow_kernels  # noqa: F401  (until kernels/cpu/__init__ has it)
 from tfjupyter.framework import errors
 from tfjupyter.ops.data_flow_ops import (ConditionalAccumulator, FIFOQueue, PaddingFIFOQueue,
                                          QueueBase, RandomShuffleQueue)

@@ -280,3 +280,28 @@ def test_sync_training_with_a_backup_survives_a_killed_worker(token_env):
     assert reports[2] is None
     for r in reports[:2]:
         assert r["global_step"] >= 600 and r["accuracy"] >= 0.9
+
+
+@pytest.mark.skipif(not __import__("shutil").which("openssl"), reason="needs the openssl command")
+def test_tls_when_certificates_are_given(tmp_path, monkeypatch):
+    import subprocess
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+                    "-out", str(cert), "-days", "1", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=DNS:localhost"], check=True, capture_output=True)
+    monkeypatch.setenv("TFJUPYTER_TLS_CERT", str(cert))
+    monkeypatch.setenv("TFJUPYTER_TLS_KEY", str(key))
+    server = tf.train.Server.create_local_server()
+    try:
+        c = tf.constant(5.0)
+        with tf.Session(server.target) as sess:
+            assert sess.run(c) == 5.0
+        plain = grpc.insecure_channel(server.target[len("grpc://"):])
+        call = plain.unary_unary("/tfjupyter.Worker/GetStatus",
+                                 request_serializer=lambda m: m.SerializeToString(),
+                                 response_deserializer=pb.GetStatusResponse.FromString)
+        with pytest.raises(grpc.RpcError):
+            call(pb.GetStatusRequest(), metadata=((TOKEN_METADATA_KEY, server.token),), timeout=3)
+        plain.close()
+    finally:
+        server.stop(0)
