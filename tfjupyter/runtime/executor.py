@@ -173,7 +173,8 @@ class Plan:
                 if traced:
                     namespace[f"op{index}"] = op
                     emit(f"_stats.add({device.name!r}, op{index}, _s, _time())")
-                if op.type in _PERSISTENT_OUTPUT_TYPES or op.op_def.ref_inputs:
+                if op.type in _PERSISTENT_OUTPUT_TYPES or any(
+                        op._inputs[i].op.type == "VariableV2" for i in op.op_def.ref_inputs):
                     persistent.update(op._outputs)
                 viewed = _VIEW_TYPES.get(op.type)
                 if viewed is not None and (op._inputs[viewed] in persistent or op._inputs[viewed] in fed):
