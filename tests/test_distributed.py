@@ -305,3 +305,38 @@ def test_tls_when_certificates_are_given(tmp_path, monkeypatch):
         plain.close()
     finally:
         server.stop(0)
+
+
+def test_restarted_ps_gets_its_variables_back_from_the_checkpoint(token_env, tmp_path):
+    """The ps dies mid-training and comes back empty; the chief's MonitoredTrainingSession
+    recovers: it restores the last checkpoint onto the new ps and trains on to the last step."""
+    import json
+    import signal
+    cluster = loopback_cluster(ps=1, worker=1)
+    env = dict(token_env, PYTHONUNBUFFERED="1")
+    ps = _trainer(cluster, "ps", 0, env)
+    procs = [ps]
+    try:
+        assert ps.stdout.readline().strip() == "ps ready"
+        worker = _trainer(cluster, "worker", 0, env, "--mode", "async", "--steps", "2000",
+                          "--logdir", str(tmp_path), "--save-steps", "100")
+        procs.append(worker)
+        for line in worker.stdout:  # train past a few checkpoints
+            if line.startswith("step") and int(line.split()[1]) >= 400:
+                break
+        ps.send_signal(signal.SIGKILL)
+        ps.wait(10)
+        time.sleep(1.0)
+        ps = _trainer(cluster, "ps", 0, env)
+        procs.append(ps)
+        out, err = worker.communicate(timeout=120)
+        assert worker.returncode == 0, err[-3000:]
+        report = json.loads(out.strip().splitlines()[-1])
+        assert report["global_step"] >= 2000 and report["accuracy"] >= 0.9
+        # It resumed from a checkpoint (at least step 300), not from scratch.
+        assert report["local_steps"] < 2000 + 250, report  # from scratch: >= 2400
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.communicate()
