@@ -568,7 +568,7 @@ def test_import_with_input_map_and_return_elements():
     assert isinstance(y, tf.Tensor) and y.name == "net/y:0"
     assert isinstance(x_op, tf.Operation) and x_op.name == "net/x"
     assert after.name == "net/after_y"
-    assert c in [t for t in y.op.inputs[0].op.inputs]
+    assert y.op.inputs[0].op.inputs[0] is c           # net/mul(c, net/mul/y)
     (mapped,) = import_graph_def(_affine_graph_def(), input_map={"x": 4.0},
                                  return_elements=["x:0"], name="conv")
     assert mapped.op.name.startswith("conv/")           # the converted value, in the scope

@@ -25,6 +25,7 @@ from .ops.math_ops import *  # noqa: F401,F403
 from .ops.random_ops import *  # noqa: F401,F403
 from .ops.linalg_ops import *  # noqa: F401,F403
 from .ops.data_flow_ops import *  # noqa: F401,F403
+from .framework.graph_io import *  # noqa: F401,F403
 from .variables import *  # noqa: F401,F403
 from .variable_scope import *  # noqa: F401,F403
 from .init_ops import *  # noqa: F401,F403

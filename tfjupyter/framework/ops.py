@@ -431,14 +431,15 @@ class Graph:
                 unique = name[:-1]
                 if unique in self._ops_by_name:
                     raise ValueError(f"Duplicate node name in graph: '{unique}'")
+                key = unique.lower()
+                self._names_in_use[key] = max(1, self._names_in_use.get(key, 0))
             else:
                 if not _valid_op_name(name.split("/")[-1] or "x"):
                     raise ValueError(f"'{name}' is not a valid node name")
                 unique = self.unique_name(name)
+                if unique in self._ops_by_name:
+                    raise ValueError(f"Duplicate node name in graph: '{unique}'")
             op = Operation(self, op_type, unique, inputs, dict(attrs or {}), ())
-            for c in list(control_inputs) + self._current_control_inputs():
-                if all(t.op is not c for t in inputs):
-                    op._add_control_input(c)
             try:
                 specs = op._op_def.shape_fn(op)
             except (ValueError, TypeError) as e:
@@ -447,6 +448,10 @@ class Graph:
                     msg = f"{msg} (op '{op.name}' of type {op_type})"
                 raise type(e)(msg) from None
             op._outputs = [Tensor(op, i, _dtypes.as_dtype(d), s) for i, (d, s) in enumerate(specs)]
+            # Only a valid op is linked into the graph.
+            for c in list(control_inputs) + self._current_control_inputs():
+                if all(t.op is not c for t in inputs):
+                    op._add_control_input(c)
             # Device functions see the finished op (outputs included), as in TensorFlow.
             if self._colocation_stack:
                 groups = []
