@@ -15,7 +15,9 @@ setup(
         "numba>=0.59",
         "scikit-learn>=1.2",
         "tensorboard>=2.12",
-        "protobuf>=3.20",
+        "protobuf>=7.35.1",  # distributed/protocol_pb2.py was generated for it
+        "grpcio>=1.60",
+        "threadpoolctl>=3.1",
         "ipython>=8.0",
     ],
     extras_require={"test": ["pytest>=7", "pytest-timeout>=2.1"]},
