@@ -12,6 +12,25 @@ def allocate(shape, dtype) -> np.ndarray:
     return np.empty(shape, dtype)
 
 
+def _keep_freed_memory() -> None:
+    """Step buffers are freed and allocated again every step; glibc would hand each big one
+    back to the OS and fault it in afresh (~7000 page faults per LeNet step, ~7% of its time).
+    Keeping freed memory in the heap, as TF's BFC allocator keeps its arenas, avoids that."""
+    import ctypes
+    import ctypes.util
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):  # not glibc
+        return
+    m_trim_threshold, m_mmap_threshold = -1, -3
+    mallopt(m_mmap_threshold, 32 << 20)  # glibc's upper limit on 64-bit
+    mallopt(m_trim_threshold, 1 << 30)
+
+
+_keep_freed_memory()
+
+
 # Importing a kernel module registers its kernels in KERNELS.
 from . import (array_kernels, data_flow_kernels, io_kernels, math_kernels, nn_extra_kernels, nn_kernels,  # noqa: E402,F401
                random_kernels, sendrecv_kernels, state_kernels, summary_kernels,

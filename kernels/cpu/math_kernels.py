@@ -18,6 +18,7 @@ from tfjupyter.framework import dtypes
 from tfjupyter.ops import _shapes
 
 from . import KERNELS
+from ._threads import PARALLEL_MIN_FLOPS, WORKERS
 
 
 def _np_dtype(tensor):
@@ -353,14 +354,22 @@ def sum_to_shape(op, ctx):
 @KERNELS.register("MatMul")
 def matmul(op, ctx):
     # np.matmul hands 2-D float arrays to the BLAS gemm; transposes are views (BLAS flags).
+    # Steps run the BLAS on one thread (kernels/cpu/_threads.py), so a big product is split
+    # by rows over the cores here.
     ta, tb = op.get_attr("transpose_a"), op.get_attr("transpose_b")
-    if not ta and not tb:
-        return np.matmul
-    if ta and not tb:
-        return lambda a, b: np.matmul(a.T, b)
-    if tb and not ta:
-        return lambda a, b: np.matmul(a, b.T)
-    return lambda a, b: np.matmul(a.T, b.T)
+    out_dtype = op.outputs[0].dtype.as_numpy_dtype
+
+    def run(a, b):
+        a = a.T if ta else a
+        b = b.T if tb else b
+        m, k = a.shape
+        n = b.shape[1]
+        if 2.0 * m * k * n < PARALLEL_MIN_FLOPS or m < 2 or not WORKERS.active():
+            return np.matmul(a, b)
+        out = np.empty((m, n), dtype=out_dtype)
+        WORKERS.map(lambda lo, hi: np.matmul(a[lo:hi], b, out=out[lo:hi]), m, big=True)
+        return out
+    return run
 
 
 @KERNELS.register("BatchMatMul", "BatchMatMulV2")

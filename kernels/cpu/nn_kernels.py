@@ -14,11 +14,8 @@ their own precision.  Every layout is NHWC.
 """
 from __future__ import annotations
 
-import ctypes
 import math
-import os
 import threading
-from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -40,93 +37,16 @@ __all__ = [
 _CHUNK_BYTES = 1 << 20
 _CHUNK_BYTES_BACKPROP_INPUT = 4 << 20
 
-# Smaller jobs run on the calling thread alone: handing work to a thread costs ~50 us.
-_PARALLEL_MIN_FLOPS = 20e6
-_PARALLEL_MIN_BYTES = 2 << 20
+from ._threads import PARALLEL_MIN_BYTES as _PARALLEL_MIN_BYTES  # noqa: E402
+from ._threads import PARALLEL_MIN_FLOPS as _PARALLEL_MIN_FLOPS  # noqa: E402
+from ._threads import WORKERS as _WORKERS  # noqa: E402
+from ._threads import _cpu_count  # noqa: E402
 
 
 # ---------------------------------------------------------------------------------------
 # Threads and work buffers
 
 
-def _cpu_count() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
-def _find_blas_thread_count() -> Optional[Callable[[], int]]:
-    """The thread-count getter of the OpenBLAS bundled with numpy, or None where there is
-    none to find (another BLAS, or no /proc)."""
-    try:
-        with open("/proc/self/maps") as maps:
-            paths = sorted({line.split()[-1] for line in maps
-                            if "openblas" in line and "numpy" in line})
-    except OSError:
-        return None
-    for path in paths:
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for prefix, suffix in (("scipy_", "64_"), ("scipy_", ""), ("", "64_"), ("", "")):
-            get = getattr(lib, f"{prefix}openblas_get_num_threads{suffix}", None)
-            if get is not None:
-                get.argtypes, get.restype = [], ctypes.c_int
-                return get
-    return None
-
-
-class _Workers:
-    """Splits big jobs over the cores: one part on the calling thread, the others on a pool.
-
-    Only while numpy's BLAS runs on one thread: OpenBLAS's own threads would compete with
-    the parts for the cores (they even spin for a while after each call).  A LeNet-5
-    training step on 2 cores, its MatMuls split the same way, took 52 ms split with a
-    one-thread BLAS, 70 ms unsplit with a two-thread BLAS, 72 ms split next to it.
-    """
-
-    def __init__(self) -> None:
-        self.count = _cpu_count()
-        self._lock = threading.Lock()
-        self._pool: Optional[ThreadPoolExecutor] = None
-        self._pool_pid = 0
-        self._blas_threads: Optional[Callable[[], int]] = None
-        self._blas_looked_up = False
-
-    def active(self) -> bool:
-        """Whether jobs are split now."""
-        if not self._blas_looked_up:
-            self._blas_threads = _find_blas_thread_count()
-            self._blas_looked_up = True
-        return self.count > 1 and self._blas_threads is not None and self._blas_threads() == 1
-
-    def _get_pool(self) -> ThreadPoolExecutor:
-        with self._lock:
-            # A forked child inherits the pool but not its threads.
-            if self._pool is None or self._pool_pid != os.getpid():
-                self._pool = ThreadPoolExecutor(self.count - 1, thread_name_prefix="nn_kernels")
-                self._pool_pid = os.getpid()
-            return self._pool
-
-    def map(self, work: Callable[[int, int], object], n: int, big: bool) -> List:
-        """[work(lo, hi) for consecutive parts of range(n)]: one part per core if the job
-        is ``big`` and jobs are split now, else a single part."""
-        parts = min(self.count, n) if big and self.active() else 1
-        if parts <= 1:
-            return [work(0, n)]
-        bounds = [n * p // parts for p in range(parts + 1)]
-        futures = [self._get_pool().submit(work, bounds[p], bounds[p + 1])
-                   for p in range(1, parts)]
-        try:
-            results = [work(bounds[0], bounds[1])]
-        finally:
-            wait(futures)
-        return results + [f.result() for f in futures]
-
-
-_WORKERS = _Workers()
 
 
 class _Scratch:

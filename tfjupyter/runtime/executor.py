@@ -16,6 +16,7 @@ generated code names the op.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import sys
 import time
@@ -108,6 +109,9 @@ class Plan:
         self.filename = f"<tfjupyter plan {self.id}>"
         self.ops = needed_ops(self.fetches, self.feeds, self.targets)
         self.placement = session._place(self.ops)
+        from ..kernels.cpu._threads import SPLIT_OP_TYPES, single_threaded_blas
+        splits = any(op.type in SPLIT_OP_TYPES for op in self.ops)
+        self._threads = single_threaded_blas if splits else contextlib.nullcontext()
         self.step, self.source, self._line_ops = self._generate(traced=False)
         self._traced_step = None
         self._traced_line_ops: Dict[int, Operation] = {}
@@ -231,8 +235,10 @@ class Plan:
     # -- running ----------------------------------------------------------------------------------
     def run(self, feed_values: List, step_stats: Optional[StepStats] = None) -> List:
         try:
-            # inf and nan are values here, as in TensorFlow, not warnings.
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+            # inf and nan are values here, as in TensorFlow, not warnings. Steps with kernels
+            # that split big jobs over the cores run numpy's BLAS on one thread meanwhile.
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"), \
+                    self._threads:
                 if step_stats is None:
                     return self.step(feed_values)
                 if self._traced_step is None:
