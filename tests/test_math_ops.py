@@ -508,9 +508,21 @@ def test_matmul_errors():
         tf.matmul(tf.ones([2, 2]), tf.ones([2, 2], tf.float64))
 
 
-def test_float32_matmul_kernel_is_plain_blas_matmul():
-    a, b = tf.ones([2, 3]), tf.ones([3, 4])
-    assert KERNELS.get("MatMul")(tf.matmul(a, b).op, None) is np.matmul
+@pytest.mark.parametrize("ta, tb", [(False, False), (True, False), (False, True), (True, True)])
+def test_float32_matmul_kernel_small_and_split(ta, tb):
+    """Small products go straight to the BLAS; big ones are split by rows over the CPU
+    backend's threads while a step runs the BLAS single-threaded: both must be exact."""
+    from tfjupyter.kernels.cpu._threads import single_threaded_blas
+    rng = np.random.RandomState(2)
+    for m, k, n in ((2, 3, 4), (300, 256, 200)):
+        a = rng.rand(*((k, m) if ta else (m, k))).astype(np.float32)
+        b = rng.rand(*((n, k) if tb else (k, n))).astype(np.float32)
+        kernel = KERNELS.get("MatMul")(tf.matmul(a, b, transpose_a=ta, transpose_b=tb).op, None)
+        expected = (a.T if ta else a) @ (b.T if tb else b)
+        with single_threaded_blas:
+            got = kernel(a, b)
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, expected, rtol=1e-5)
 
 
 def test_batch_matmul_values():

@@ -181,12 +181,16 @@ def execution(request, monkeypatch):
 
 def test_jobs_split_only_while_blas_is_single_threaded():
     threadpoolctl = pytest.importorskip("threadpoolctl")
-    workers = nn_kernels._Workers()
-    if workers.count < 2 or nn_kernels._find_blas_thread_count() is None:
+    from tfjupyter.kernels.cpu import _threads
+    workers = _threads._Workers()
+    if workers.count < 2 or _threads._blas_control() is None:
         pytest.skip("needs 2 cores and the OpenBLAS bundled with numpy")
     with threadpoolctl.threadpool_limits(1, user_api="blas"):
         assert workers.active()
     with threadpoolctl.threadpool_limits(2, user_api="blas"):
+        assert not workers.active()
+        with _threads.single_threaded_blas:
+            assert workers.active()
         assert not workers.active()
 
 
