@@ -80,7 +80,11 @@ def role_worker(tf, cluster, task, seconds, mode, backups, straggle):
     x, y, train_op, global_step, opt = mlp(tf, cluster, task, num_workers, mode, backups)
     rng = np.random.RandomState(task)
     feed = {x: rng.rand(100, 784).astype(np.float32), y: rng.randint(0, 10, 100).astype(np.int32)}
-    hooks = [opt.make_session_run_hook(task == 0)] if mode == "sync" else []
+    # Sync workers stop together at a global step (one leaving early would stall the others,
+    # as in TensorFlow); async ones after `seconds`.
+    sync_steps = int(seconds * 10)
+    hooks = ([opt.make_session_run_hook(task == 0), tf.train.StopAtStepHook(last_step=sync_steps)]
+             if mode == "sync" else [])
     config = tf.ConfigProto(device_filters=["/job:ps", "/job:worker/task:%d" % task])
     with tf.train.MonitoredTrainingSession(master=server.target, is_chief=task == 0, hooks=hooks,
                                            config=config, save_checkpoint_secs=None,
@@ -90,13 +94,13 @@ def role_worker(tf, cluster, task, seconds, mode, backups, straggle):
             sess.run(train_op, feed)  # warm up
         start_step = sess.run(global_step)
         steps, start = 0, time.time()
-        while time.time() - start < seconds:
+        while not sess.should_stop() and (mode == "sync" or time.time() - start < seconds):
             sess.run(train_op, feed)
             steps += 1
             if straggle:
                 time.sleep(straggle)
         elapsed = time.time() - start
-        end_step = sess.run(global_step)
+        end_step = sess.run(global_step) if not sess.should_stop() else sync_steps
     print(json.dumps({"steps": steps, "seconds": elapsed, "global_steps": int(end_step - start_step)}),
           flush=True)
     os._exit(0)  # the other workers may still be mid-step; TF's servers do not stop cleanly
