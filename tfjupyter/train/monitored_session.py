@@ -167,7 +167,24 @@ class SessionCreator:
                                   f"{type(self).__name__}.")
 
 
-class ChiefSessionCreator(SessionCreator):
+class _ScaffoldSessionCreator(SessionCreator):
+    """Shared by the chief's and the workers' creators: a SessionManager for the scaffold."""
+
+    _scaffold: Scaffold
+    _session_manager: Optional[SessionManager]
+
+    def _get_session_manager(self) -> SessionManager:
+        if self._session_manager is None:
+            self._session_manager = SessionManager(
+                local_init_op=self._scaffold.local_init_op,
+                local_init_feed_dict=self._scaffold.local_init_feed_dict,
+                ready_op=self._scaffold.ready_op,
+                ready_for_local_init_op=self._scaffold.ready_for_local_init_op,
+                graph=get_default_graph())
+        return self._session_manager
+
+
+class ChiefSessionCreator(_ScaffoldSessionCreator):
     """The chief's sessions: restored from the latest checkpoint of ``checkpoint_dir`` (or
     ``checkpoint_filename_with_path``) if there is one, else initialized."""
 
@@ -181,16 +198,6 @@ class ChiefSessionCreator(SessionCreator):
         self._master = master
         self._config = config
 
-    def _get_session_manager(self) -> SessionManager:
-        if self._session_manager is None:
-            self._session_manager = SessionManager(
-                local_init_op=self._scaffold.local_init_op,
-                local_init_feed_dict=self._scaffold.local_init_feed_dict,
-                ready_op=self._scaffold.ready_op,
-                ready_for_local_init_op=self._scaffold.ready_for_local_init_op,
-                graph=get_default_graph())
-        return self._session_manager
-
     def create_session(self):
         self._scaffold.finalize()
         return self._get_session_manager().prepare_session(
@@ -200,7 +207,7 @@ class ChiefSessionCreator(SessionCreator):
             init_feed_dict=self._scaffold.init_feed_dict, init_fn=self._scaffold.init_fn)
 
 
-class WorkerSessionCreator(SessionCreator):
+class WorkerSessionCreator(_ScaffoldSessionCreator):
     """A non-chief worker's sessions: waits (at most ``max_wait_secs``) until the chief has
     initialized the model."""
 
@@ -211,16 +218,6 @@ class WorkerSessionCreator(SessionCreator):
         self._master = master
         self._config = config
         self._max_wait_secs = max_wait_secs
-
-    def _get_session_manager(self) -> SessionManager:
-        if self._session_manager is None:
-            self._session_manager = SessionManager(
-                local_init_op=self._scaffold.local_init_op,
-                local_init_feed_dict=self._scaffold.local_init_feed_dict,
-                ready_op=self._scaffold.ready_op,
-                ready_for_local_init_op=self._scaffold.ready_for_local_init_op,
-                graph=get_default_graph())
-        return self._session_manager
 
     def create_session(self):
         self._scaffold.finalize()
