@@ -58,6 +58,10 @@ class _Task:
             "/tfjupyter.Worker/FetchParked", request_serializer=lambda x: x.SerializeToString())
         self.devices: List[Device] = []
         self.incarnation = 0
+        # A task served by this very process is called directly, not through gRPC (as TF's
+        # in-process master/worker): the same handler, the same packed frames.
+        from .server import local_worker
+        self.local_worker = local_worker(address)
 
 
 class ClusterConnection:
@@ -376,7 +380,11 @@ class DistributedPlan:
         assembler = wire.TensorAssembler(len(part.fetches), f"RunGraph reply from {part.task.name}")
         status = None
         try:
-            if wire.frames_size(frames) <= wire.PACK_LIMIT:
+            local = part.task.local_worker
+            if local is not None and not local.closed:
+                calls[part] = _LocalCall(local, step_id)
+                reply = wire.unpack(local.run_graph_unary(wire.pack(frames), calls[part]))
+            elif wire.frames_size(frames) <= wire.PACK_LIMIT:
                 call = part.task.run_graph_unary.future(wire.pack(frames), metadata=meta,
                                                         timeout=timeout)
                 calls[part] = call
@@ -428,6 +436,22 @@ class DistributedPlan:
                                    metadata=part.task.metadata, timeout=5)
         except grpc.RpcError:
             pass  # a task that is down has nothing left to clean
+
+
+class _LocalCall:
+    """Stands for the grpc call and its server context when a partition runs in-process."""
+
+    def __init__(self, worker, step_id: int):
+        self._worker, self._step_id = worker, step_id
+
+    def add_callback(self, fn) -> None:
+        pass  # the call cannot end early: cancel() below reaches the step instead
+
+    def cancel(self) -> None:
+        self._worker.end_step(self._step_id, "the master cancelled the step")
+
+    def abort(self, code, details: str):
+        raise errors.InvalidArgumentError(None, None, details)
 
 
 def _first_line(e: Exception) -> str:

@@ -239,3 +239,9 @@ def _stop_at_exit(ref) -> None:
 def local_server_token(address: str) -> Optional[str]:
     server = _local_servers.get(address)
     return server.token if server is not None else None
+
+
+def local_worker(address: str) -> Optional[Worker]:
+    """The worker of a server running in this process at ``address`` (None if there is none)."""
+    server = _local_servers.get(address)
+    return server._worker if server is not None and not server._stopped else None

@@ -133,6 +133,7 @@ class Worker:
         self._peers: Dict[tuple, object] = {}
         self._channels: Dict[str, grpc.Channel] = {}
         self._parked: Dict[tuple, List[bytes]] = {}
+        self._closed = False
         self._peers_lock = threading.Lock()
         for device in devices:
             device.host = self
@@ -332,7 +333,12 @@ class Worker:
                 stub = self._peers[(address, method)] = make(f"/tfjupyter.Worker/{method}")
             return stub
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def close(self) -> None:
+        self._closed = True
         for step_id in self.rendezvous.pending_steps():
             self.end_step(step_id, f"task {self.task_name} is shutting down")
         with self._steps_lock:
