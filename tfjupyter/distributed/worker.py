@@ -7,6 +7,7 @@ isolated by step id; CleanupStep releases a step's leftovers and cancels its wai
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import threading
@@ -253,6 +254,8 @@ class Worker:
                     out = results, json.dumps(stats.dev_stats)
                 else:
                     out = plan.run(feed_values), ""
+            if token.outbox:
+                self._flush(token)
             for destination, future in token.pushes:  # the step is done when its sends arrived
                 try:
                     future.result()
@@ -296,18 +299,26 @@ class Worker:
 
     # -- sending to and receiving from peers ------------------------------------------------
     def push(self, recv_device: str, step_id: int, key: str, value) -> None:
-        """Sends a tensor to the task of ``recv_device`` without waiting (called by _Send)."""
+        """Queues a tensor for the task of ``recv_device`` (called by _Send). The queue goes
+        out in one call per destination when the step next waits or ends."""
         if recv_device.startswith(self.task_name + "/"):
             self.rendezvous.send(step_id, key, value)
             return
-        job, task = _job_task(recv_device)
-        frames = [wire.control_frame(pb.PushTensorsRequest(step_id=step_id, keys=[key]))]
-        frames.extend(wire.tensor_frames(0, value))
         token = cancellation.current()
+        token.outbox.setdefault(_job_task(recv_device), []).append((key, value))
+        token.flush = lambda: self._flush(token)
+
+    def _flush(self, token: cancellation.CancellationToken) -> None:
+        outbox, token.outbox = token.outbox, {}
         timeout = None if token.deadline is None else max(0.001, token.deadline - time.monotonic())
-        future = self._peer(job, task, "PushTensors").future(
-            wire.pack(frames), timeout=timeout, metadata=((TOKEN_METADATA_KEY, self._token),))
-        token.pushes.append((f"/job:{job}/replica:0/task:{task}", future))
+        for (job, task), items in outbox.items():
+            frames = [wire.control_frame(pb.PushTensorsRequest(
+                step_id=token.step_id, keys=[key for key, _ in items]))]
+            for i, (_, value) in enumerate(items):
+                frames.extend(wire.tensor_frames(i, value))
+            future = self._peer(job, task, "PushTensors").future(
+                wire.pack(frames), timeout=timeout, metadata=((TOKEN_METADATA_KEY, self._token),))
+            token.pushes.append((f"/job:{job}/replica:0/task:{task}", future))
 
     def recv(self, send_device: str, step_id: int, key: str):
         """The value a _Send on ``send_device`` left under ``key`` (called by _Recv kernels)."""
@@ -316,6 +327,8 @@ class Worker:
         job, task = _job_task(send_device)
         stub = self._peer(job, task, "RecvTensor")
         token = cancellation.current()
+        if token.outbox:
+            self._flush(token)
         timeout = None if token.deadline is None else max(0.0, token.deadline - time.monotonic())
         call = stub(pb.RecvTensorRequest(step_id=step_id, key=key).SerializeToString(),
                     timeout=timeout, metadata=((TOKEN_METADATA_KEY, self._token),))
@@ -347,6 +360,7 @@ class Worker:
             token.cancel(f"task {self.task_name} is shutting down")
 
 
+@functools.lru_cache(maxsize=1024)
 def _job_task(device: str) -> Tuple[str, int]:
     from ..framework.device import DeviceSpec
     spec = DeviceSpec.from_string(device)

@@ -24,6 +24,9 @@ class CancellationToken:
     def __init__(self, timeout_s: Optional[float] = None, step_id: int = 0):
         self.step_id = step_id
         self.pushes: list = []   # (destination, future) of the step's outgoing tensors
+        # Tensors to send, batched per destination until the step next waits (or ends).
+        self.outbox: dict = {}
+        self.flush = None
         self.deadline = None if not timeout_s else time.monotonic() + timeout_s
         self.reason: Optional[str] = None
         self.error_class = errors.CancelledError
@@ -100,6 +103,12 @@ def wait_until(cond: threading.Condition, predicate: Callable[[], bool], what: s
     Raises CancelledError or DeadlineExceededError, naming ``what``, if the step ends first.
     """
     token = current()
+    if token.outbox:  # what this step has to send may be what the wait is for
+        cond.release()
+        try:
+            token.flush()
+        finally:
+            cond.acquire()
     token._register(cond)
     try:
         while not predicate():
