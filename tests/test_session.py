@@ -252,3 +252,15 @@ def test_colocated_readers_with_conflicting_requests_follow_the_variable():
         assert not sess.run(ready)
         placed = {r.op: r.assigned for r in sess.placement}
     assert placed[ready.op.name] == placed["v"] == "/job:localhost/replica:0/task:0/device:CPU:0"
+
+
+def test_initialized_value_reads_without_reinitializing():
+    w = tf.Variable([1.0, 2.0], name="w")
+    w2 = tf.Variable(w.initialized_value() * 2.0, name="w2")  # the Variables how-to's pattern
+    with tf.Session() as sess:
+        sess.run(w2.initializer)                     # w itself not initialized: initial value
+        assert sess.run(w2).tolist() == [2.0, 4.0]
+        sess.run(w.initializer)
+        sess.run(w.assign([5.0, 5.0]))
+        assert sess.run(w.initialized_value()).tolist() == [5.0, 5.0]
+        assert sess.run(w).tolist() == [5.0, 5.0]   # reading did not re-initialize it

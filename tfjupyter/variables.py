@@ -53,6 +53,16 @@ def _assign_update_shape(op):
     return [(ref.dtype, ref.shape)]
 
 
+@register_op("InitializedValue", ref_inputs=(0,))
+def _initialized_value_shape(op):
+    ref, initial = op.inputs
+    _shapes.check_same_dtype(op, ref, initial)
+    return [(ref.dtype, ref.shape)]
+
+
+NotDifferentiable("InitializedValue")
+
+
 @register_op("IsVariableInitialized", ref_inputs=(0,))
 def _is_initialized_shape(op):
     return [(dtypes.bool, TensorShape(()))]
@@ -160,8 +170,12 @@ class Variable:
         return array_ops.identity(self._variable, name="read")
 
     def initialized_value(self) -> Tensor:
-        with self.graph.control_dependencies([self._initializer_op]):
-            return array_ops.identity(self._variable)
+        """The variable's value if it is initialized, else its initial value — without
+        initializing it (TF's cond on is_variable_initialized), so another variable can be
+        initialized from this one in any order."""
+        with self.graph.colocate_with(self._variable.op):
+            return self.graph.create_op("InitializedValue", [self._variable, self._initial_value],
+                                        name="InitializedValue").outputs[0]
 
     # -- state changes ---------------------------------------------------------------------------
     def assign(self, value, use_locking: bool = False, name=None, read_value: bool = True):

@@ -82,6 +82,13 @@ def assign_sub(op, ctx):
     return _updater(op, ctx, np.subtract)
 
 
+@KERNELS.register("InitializedValue")
+def initialized_value(op, ctx):
+    store = ctx.resources.variables
+    name = _variable_name(op)
+    return lambda initial: store.get(name, initial)
+
+
 @KERNELS.register("IsVariableInitialized")
 def is_variable_initialized(op, ctx):
     store = ctx.resources.variables
