@@ -20,6 +20,11 @@ setup(
         "threadpoolctl>=3.1",
         "ipython>=8.0",
     ],
-    extras_require={"test": ["pytest>=7", "pytest-timeout>=2.1"]},
+    extras_require={
+        # numba-cuda is the maintained CUDA target for Numba (numba's own is deprecated); CuPy
+        # adds cuBLAS GEMMs. The tests run the GPU kernels under numba-cuda's simulator.
+        "gpu": ["numba-cuda>=0.20", "cupy-cuda12x>=13"],
+        "test": ["pytest>=7", "pytest-timeout>=2.1", "numba-cuda>=0.20"],
+    },
     entry_points={"console_scripts": ["tfjupyter=tfjupyter.cli:main"]},
 )
