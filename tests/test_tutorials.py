@@ -12,7 +12,8 @@ HERE = os.path.join(os.path.dirname(__file__), "tutorials")
 
 def run_script(name, *args, timeout=240):
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    env.pop("TFJUPYTER_LOGICAL_GPUS", None)
+    env.pop("TFJUPYTER_LOGICAL_GPUS", None)  # these tests are about a machine without GPUs
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
     return subprocess.run([sys.executable, os.path.join(HERE, name), *args], cwd=HERE, env=env,
                           capture_output=True, text=True, timeout=timeout)
 

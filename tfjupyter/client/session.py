@@ -154,7 +154,8 @@ class BaseSession:
             job, task = self._cluster.target_task
             default_task = DeviceSpec(job=job, replica=0, task=task)
         else:
-            self.devices = local_devices(device_count=self.config.device_count)
+            self.devices = local_devices(device_count=self.config.device_count,
+                                         gpu_options=self.config.gpu_options)
         self._placer = Placer(self.devices, self.config.allow_soft_placement, default_task)
         self._plans: Dict[Any, Tuple[_FetchStructure, Plan, List[_FeedConverter]]] = {}
         self._closed = False

@@ -132,7 +132,8 @@ class Server:
         self._address = bound
         _limit_intra_op_threads(cluster, job_name, task_index, config)
         device_count = getattr(config, "device_count", None) if config is not None else None
-        self._devices = local_devices(job_name, 0, task_index, device_count)
+        gpu_options = getattr(config, "gpu_options", None) if config is not None else None
+        self._devices = local_devices(job_name, 0, task_index, device_count, gpu_options)
         credentials = self._tls.channel_credentials() if self._tls.enabled else None
         self._worker = Worker(job_name, task_index, self._devices, cluster, self._token, credentials)
         self._grpc.add_generic_rpc_handlers((_service_handlers(self._worker),))

@@ -1,6 +1,7 @@
 """Devices of a process: each has a full name, a kernel backend and resources of its own."""
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Dict, List, Optional
 
@@ -9,6 +10,8 @@ from ..framework.errors import FailedPreconditionError
 from ..kernels import backend as _backend
 
 __all__ = ["Device", "ResourceManager", "local_devices"]
+
+_log = logging.getLogger("tfjupyter")
 
 
 class ResourceManager:
@@ -47,9 +50,10 @@ class Device:
     ``description`` is the text of the ``Device mapping:`` line (empty for CPUs, as TF).
     """
 
-    def __init__(self, spec: DeviceSpec, description: str = ""):
+    def __init__(self, spec: DeviceSpec, description: str = "", state=None):
         assert spec.is_complete(), spec
         self.spec = spec
+        self.state = state  # the backend's per-device runtime (a GPU's stream and memory)
         self.name = spec.to_string()
         self.device_type = spec.device_type
         self.description = description
@@ -68,8 +72,79 @@ class Device:
 
 
 def local_devices(job: str = "localhost", replica: int = 0, task: int = 0,
-                  device_count: Optional[Dict[str, int]] = None) -> List[Device]:
-    """The devices a local session sees. ``device_count`` caps each type, as ConfigProto's."""
+                  device_count: Optional[Dict[str, int]] = None, gpu_options=None) -> List[Device]:
+    """The devices a local session sees: CPU:0, then the GPUs (physical or logical) found.
+
+    ``device_count`` caps each type, as ConfigProto's; ``gpu_options`` is ConfigProto's
+    GPUOptions (visible_device_list, virtual_devices, memory fraction, allow_growth).
+    """
     counts = dict(device_count or {})
     n_cpu = max(1, int(counts.get("CPU", 1)))
-    return [Device(DeviceSpec(job, replica, task, "CPU", i)) for i in range(n_cpu)]
+    devices = [Device(DeviceSpec(job, replica, task, "CPU", i)) for i in range(n_cpu)]
+    n_gpu = counts.get("GPU")
+    if n_gpu is None or int(n_gpu) > 0:
+        gpus = _gpu_devices(job, replica, task, gpu_options)
+        devices += gpus[:int(n_gpu)] if n_gpu is not None else gpus
+    return devices
+
+
+def _gpu_devices(job: str, replica: int, task: int, gpu_options) -> List[Device]:
+    physical = _physical_gpus()
+    if not physical:
+        return []
+    from ..kernels.cuda import _runtime, memory
+    visible = getattr(gpu_options, "visible_device_list", "") or ""
+    if visible.strip():
+        try:
+            wanted = [int(x) for x in visible.split(",")]
+        except ValueError:
+            raise ValueError(f"GPUOptions.visible_device_list must be comma-separated GPU ids, "
+                             f"got {visible!r}") from None
+        known = {g.index: g for g in physical}
+        missing = [i for i in wanted if i not in known]
+        if missing:
+            raise ValueError(f"GPUOptions.visible_device_list names GPU {missing[0]}, but the GPUs "
+                             f"are {sorted(known)}")
+        physical = [known[i] for i in wanted]
+    logical_per_gpu = _logical_layout(physical, gpu_options, _runtime.logical_gpu_count())
+    fraction = getattr(gpu_options, "per_process_gpu_memory_fraction", 0.0) or 0.0
+    growth = bool(getattr(gpu_options, "allow_growth", False))
+    if not memory.configure(fraction, growth):
+        _log.warning("GPU memory pools already exist; per_process_gpu_memory_fraction=%s and "
+                     "allow_growth=%s apply from the next process on", fraction, growth)
+    devices = []
+    for gpu, count in zip(physical, logical_per_gpu):
+        state = _runtime.gpu_state(gpu)
+        for _ in range(count):
+            spec = DeviceSpec(job, replica, task, "GPU", len(devices))
+            devices.append(Device(spec, gpu.description(), state))
+    return devices
+
+
+def _logical_layout(physical, gpu_options, env_count: int) -> List[int]:
+    """How many logical GPUs each physical GPU shows: virtual_devices first, else the env var."""
+    experimental = getattr(gpu_options, "experimental", None)
+    virtual = list(getattr(experimental, "virtual_devices", None) or [])
+    if not virtual:
+        return [env_count] * len(physical)
+    if len(virtual) != len(physical):
+        raise ValueError(f"GPUOptions.experimental.virtual_devices has {len(virtual)} entries, but "
+                         f"{len(physical)} GPUs are visible: give one VirtualDevices per GPU")
+    return [max(1, len(list(v.memory_limit_mb or []))) for v in virtual]
+
+
+_physical = None
+
+
+def _physical_gpus():
+    """The physical GPUs, found once per process. Without numba.cuda or a driver: none."""
+    global _physical
+    if _physical is None:
+        try:
+            from ..kernels.cuda._runtime import physical_gpus
+        except Exception as e:  # numba.cuda missing or broken: no GPUs, said once
+            _log.debug("no GPU support: %s", e)
+            _physical = []
+        else:
+            _physical = physical_gpus()
+    return _physical

@@ -17,6 +17,7 @@ generated code names the op.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import sys
 import time
@@ -77,6 +78,11 @@ def needed_ops(fetches: Sequence[Optional[Tensor]], feeds: Sequence[Tensor],
     return order
 
 
+def _in_device_memory(device: Device) -> bool:
+    """Whether a device's tensors live in memory of their own (an accelerator's), not the host's."""
+    return hasattr(device.backend, "from_host")
+
+
 def _deps(op: Operation, fed) -> List[Operation]:
     refs = op._op_def.ref_inputs  # a written variable is not read, so its op need not run
     deps = [t.op for k, t in enumerate(op._inputs) if t not in fed and k not in refs]
@@ -135,24 +141,34 @@ class Plan:
             if op is not None:
                 line_ops[len(lines)] = op
 
+        # Where each tensor's value lives: None for host memory, else its accelerator device.
+        where: Dict[Tensor, Optional[Device]] = {t: None for t in self.feeds}
+        copies: Dict[Tensor, Dict[Optional[str], str]] = {}
+        copy_ids = itertools.count()
+
+        def value_at(t: Tensor, needed: Optional[Device]) -> str:
+            """The name of ``t``'s value in ``needed``'s memory: one copy per edge's end, made
+            when first needed and kept for the tensor's other readers there."""
+            have = where[t]
+            if have is needed or (have is not None and needed is not None and have.name == needed.name):
+                return names[t]
+            key = needed.name if needed is not None else None
+            known = copies.setdefault(t, {})
+            if key not in known:
+                known[key] = f"v_copy{next(copy_ids)}"
+                emit(f"{known[key]} = {self._transfer(namespace, have, needed)}({names[t]})")
+            return known[key]
+
         for index, op in enumerate(self.ops):
             device = assigned[op]
             if op.type in _ORDERING_ONLY_TYPES:
                 continue
-            args = []
-            for k, t in enumerate(op._inputs):
-                if k in op.op_def.ref_inputs:
-                    continue
-                arg = names[t]
-                if t not in fed and assigned[t.op].backend is not device.backend:
-                    arg = self._transfer(namespace, t, assigned[t.op], device, arg)
-                args.append(arg)
-            outs = [f"v{index}_{k}" for k in range(len(op._outputs))]
-            if op.type in _FORWARDING_TYPES and len(args) == 1:
-                emit(f"{outs[0]} = {args[0]}", op)
-                if op._inputs[0] in persistent or op._inputs[0] in fed:
-                    persistent.add(op._outputs[0])
-            else:
+            kernel = None
+            home = device if _in_device_memory(device) else None
+            host_inputs: Sequence[int] = ()
+            host_outputs: Sequence[int] = ()
+            forwarding = op.type in _FORWARDING_TYPES and len(op._inputs) == 1
+            if not forwarding:
                 factory = device.kernel_factory(op.type)
                 if factory is None:
                     raise errors.NotFoundError(
@@ -164,6 +180,23 @@ class Plan:
                     raise
                 except (ValueError, TypeError, NotImplementedError) as e:
                     raise errors.InvalidArgumentError(None, op, f"{op.type} '{op.name}': {e}") from e
+                host_inputs = getattr(kernel, "host_inputs", ())
+                host_outputs = getattr(kernel, "host_outputs", ())
+                bind = getattr(device.backend, "bind", None)
+                if bind is not None:
+                    kernel = bind(kernel, device)
+            args = []
+            for k, t in enumerate(op._inputs):
+                if k in op.op_def.ref_inputs:
+                    continue
+                args.append(value_at(t, None if k in host_inputs else home))
+            outs = [f"v{index}_{k}" for k in range(len(op._outputs))]
+            if forwarding:
+                emit(f"{outs[0]} = {names[op._inputs[0]]}", op)
+                where[op._outputs[0]] = where[op._inputs[0]]
+                if op._inputs[0] in persistent or op._inputs[0] in fed:
+                    persistent.add(op._outputs[0])
+            else:
                 namespace[f"k{index}"] = kernel
                 call = f"k{index}({', '.join(args)})"
                 if traced:
@@ -177,6 +210,8 @@ class Plan:
                 if traced:
                     namespace[f"op{index}"] = op
                     emit(f"_stats.add({device.name!r}, op{index}, _s, _time())")
+                for k, t in enumerate(op._outputs):
+                    where[t] = None if k in host_outputs else home
                 if op.type in _PERSISTENT_OUTPUT_TYPES or any(
                         op._inputs[i].op.type == "VariableV2" for i in op.op_def.ref_inputs):
                     persistent.update(op._outputs)
@@ -185,13 +220,19 @@ class Plan:
                     persistent.update(op._outputs)
             for k, t in enumerate(op._outputs):
                 names[t] = outs[k]
-            dead = [names[t] for t in last_use.get(index, ()) if names[t].startswith("v")]
+            dead = []
+            for t in last_use.get(index, ()):
+                if names[t].startswith("v"):
+                    dead.append(names[t])
+                dead.extend(copies.pop(t, {}).values())
             if dead:
                 emit(f"del {', '.join(dead)}")
         results = []
         for t in self.fetches:
             if t is None:
                 results.append("None")
+            elif where[t] is not None:
+                results.append(value_at(t, None))  # the one copy to the host is the fetch's own
             elif t in persistent or t in fed:
                 results.append(f"_copy({names[t]})")
             else:
@@ -204,12 +245,13 @@ class Plan:
     def _last_uses(self) -> Dict[int, List[Tensor]]:
         """For each op index, the tensors whose last reader it is (and that are not fetched)."""
         keep = set(t for t in self.fetches if t is not None)
+        fed = set(self.feeds)
         last: Dict[Tensor, int] = {}
         for index, op in enumerate(self.ops):
             for t in op._outputs:
                 last[t] = index
             for t in op._inputs:
-                if t in last:
+                if t in last or t in fed:
                     last[t] = index
         out: Dict[int, List[Tensor]] = {}
         for t, index in last.items():
@@ -218,19 +260,22 @@ class Plan:
         return out
 
     @staticmethod
-    def _transfer(namespace, tensor: Tensor, src: Device, dst: Device, arg: str) -> str:
-        """A copy across backends (host <-> accelerator) on an edge that crosses devices."""
-        key = f"x_{src.device_type}_{dst.device_type}_{dst.spec.device_index}"
+    def _transfer(namespace, src: Optional[Device], dst: Optional[Device]) -> str:
+        """The copy on an edge between memories: host -> device, device -> host, device -> device."""
+        key = f"_x_{src.name if src else 'host'}_{dst.name if dst else 'host'}"
+        key = "".join(c if c.isalnum() else "_" for c in key)
         if key not in namespace:
-            to_host = getattr(src.backend, "to_host", None)
-            from_host = getattr(dst.backend, "from_host", None)
-
-            def transfer(value, _to=to_host, _from=from_host, _dst=dst):
-                if _to is not None:
-                    value = _to(value)
-                return _from(value, _dst) if _from is not None else value
+            if dst is None:
+                transfer = functools.partial(src.backend.to_host, device=src)
+            elif src is None:
+                transfer = functools.partial(dst.backend.from_host, device=dst)
+            elif src.backend is dst.backend:
+                transfer = functools.partial(dst.backend.peer_copy, src=src, dst=dst)
+            else:
+                def transfer(value, _src=src, _dst=dst):
+                    return _dst.backend.from_host(_src.backend.to_host(value, _src), _dst)
             namespace[key] = transfer
-        return f"{key}({arg})"
+        return key
 
     # -- running ----------------------------------------------------------------------------------
     def run(self, feed_values: List, step_stats: Optional[StepStats] = None) -> List:

@@ -1,0 +1,134 @@
+"""GPU kernels for variables. A variable's value is a device array in its device's
+ResourceManager, keyed as the CPU kernels key it (the variable op's shared_name or name);
+writers update it in place when shapes agree, so optimizer steps and re-assignments do not
+allocate, and readers hold the same buffer."""
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda
+
+from tfjupyter.framework import errors
+
+from ..cpu.state_kernels import _variable_name
+from . import KERNELS, _runtime, host_memory, on_host
+from .array_kernels import on_device
+
+
+@cuda.jit
+def _add_into(var, value, sign):  # pragma: no cover - device code
+    # var += sign * value, value broadcast when it has one element.
+    start = cuda.grid(1)
+    step = cuda.gridsize(1)
+    one = value.size == 1
+    for i in range(start, var.size, step):
+        v = value[0] if one else value[i]
+        if sign > 0:
+            var[i] += v
+        else:
+            var[i] -= v
+
+
+def _flat(a):
+    return a.reshape(int(a.size)) if a.ndim != 1 else a
+
+
+def _uninitialized(op, ctx, name: str, node: str) -> errors.FailedPreconditionError:
+    return errors.FailedPreconditionError(
+        None, op, f"Attempting to use uninitialized value {name}\n\t [[node {node} "
+        f"({op.type}) on {ctx.name}]]")
+
+
+@KERNELS.register("VariableV2")
+def variable(op, ctx):
+    store = ctx.resources.variables
+    name = _variable_name(op)
+
+    def run():
+        try:
+            return store[name]
+        except KeyError:
+            raise _uninitialized(op, ctx, name, name) from None
+    return run
+
+
+@KERNELS.register("Assign")
+def assign(op, ctx):
+    store = ctx.resources.variables
+    name = _variable_name(op)
+    validate = op.get_attr("validate_shape")
+    dtype = np.dtype(op.inputs[0].dtype.as_numpy_dtype)
+    declared = op.inputs[0].shape
+    declared = tuple(declared.as_list()) if declared.is_fully_defined() else None
+
+    def run(value):
+        value = on_device(ctx, value)
+        shape = tuple(value.shape)
+        current = store.get(name)
+        if current is not None and tuple(current.shape) == shape:
+            if current is not value and value.size:
+                current.copy_to_device(value, stream=ctx.state.stream)
+            return current
+        if validate:
+            lhs = tuple(current.shape) if current is not None else declared
+            if lhs is not None and lhs != shape:
+                raise errors.InvalidArgumentError(
+                    None, op, f"Assign requires shapes of both tensors to match. lhs shape= "
+                    f"{list(lhs)} rhs shape= {list(shape)}\n\t [[node {op.name} "
+                    f"(Assign) on {ctx.name}]]")
+        # A buffer of its own: the value may be a constant or a view of another tensor.
+        new = _runtime.empty(ctx, shape, dtype)
+        if value.size:
+            new.copy_to_device(value, stream=ctx.state.stream)
+        store[name] = new
+        return new
+    return run
+
+
+def _updater(op, ctx, sign: int):
+    store = ctx.resources.variables
+    name = _variable_name(op)
+
+    def run(value):
+        try:
+            current = store[name]
+        except KeyError:
+            raise _uninitialized(op, ctx, name, op.name) from None
+        value = on_device(ctx, value)
+        if tuple(value.shape) != tuple(current.shape) and value.size != 1:
+            raise errors.InvalidArgumentError(
+                None, op, f"Must have the same shape: {list(current.shape)} vs. "
+                f"{list(value.shape)}\n\t [[node {op.name} ({op.type}) on {ctx.name}]]")
+        n = int(current.size)
+        if n:
+            _runtime.launch(ctx, _add_into, n)(_flat(current), _flat(value), sign)
+        return current
+    return run
+
+
+@KERNELS.register("AssignAdd")
+def assign_add(op, ctx):
+    return _updater(op, ctx, 1)
+
+
+@KERNELS.register("AssignSub")
+def assign_sub(op, ctx):
+    return _updater(op, ctx, -1)
+
+
+@KERNELS.register("InitializedValue")
+def initialized_value(op, ctx):
+    store = ctx.resources.variables
+    name = _variable_name(op)
+    return lambda initial: store.get(name, initial)
+
+
+@KERNELS.register("IsVariableInitialized")
+def is_variable_initialized(op, ctx):
+    store = ctx.resources.variables
+    name = _variable_name(op)
+    # A flag the host reads (TensorFlow's HostMemory("is_initialized")).
+    return host_memory(lambda: np.bool_(name in store), outputs=(0,))
+
+
+# Lists of variable names (strings): host bookkeeping.
+on_host("ReportUninitialized", "AssertNoneUninitialized")
