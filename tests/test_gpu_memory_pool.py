@@ -79,3 +79,55 @@ def test_double_free_is_an_error_and_empty_regions_go_back_to_the_driver():
     assert p.release_cached() == 2 << 20
     assert driver.live == {} and p.reserved == 0
     assert p.stats()["peak_in_use"] == 256
+
+
+@pytest.fixture
+def numba_manager(monkeypatch):
+    """The Numba EMM plugin over a fake driver (no GPU needed: Numba's pointer bookkeeping is
+    real, cudaMalloc/cudaFree are not)."""
+    drv = pytest.importorskip("numba.cuda.cudadrv.driver")
+    binding = pytest.importorskip("cuda.bindings.driver")
+    from tfjupyter.kernels.cuda import memory
+    regions = iter(range(1 << 40, 1 << 41, 1 << 32))
+    # Through the instance dict: reading a missing attribute would initialize the driver.
+    fake = {"cuMemAlloc": lambda n: binding.CUdeviceptr(next(regions)),
+            "cuMemGetInfo": lambda: (1 << 30, 1 << 30), "cuMemFree": lambda p: None}
+    for name, fn in fake.items():
+        monkeypatch.setitem(vars(drv.driver), name, fn)
+    monkeypatch.setattr(memory, "_pools", {})
+
+    class Device:
+        id = 0
+
+    class Context:
+        device = Device()
+    context = Context()  # the manager holds a weak proxy to it
+    manager = memory._manager_class()(context=context)
+    manager.initialize()
+    yield manager, lambda: memory._pools[0]
+
+
+def test_numba_pointers_return_their_block_when_the_last_view_dies(numba_manager):
+    import gc
+    manager, pool = numba_manager
+    a = manager.memalloc(1000)
+    assert pool().in_use == 1024
+    view = a.view(256, 512)
+    del a
+    gc.collect()
+    assert pool().in_use == 1024  # the view keeps the block
+    del view
+    gc.collect()
+    assert pool().in_use == 0
+
+
+def test_numba_reinitializing_the_manager_keeps_live_blocks(numba_manager):
+    import gc
+    manager, pool = numba_manager
+    b = manager.memalloc(1000)
+    manager.initialize()  # Numba calls it on every context push
+    gc.collect()
+    assert pool().in_use == 1024
+    c = manager.memalloc(1000)
+    assert int(c.device_pointer) != int(b.device_pointer)
+    assert b.size == 1000

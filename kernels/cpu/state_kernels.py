@@ -15,6 +15,28 @@ def _variable_name(op) -> str:
     return ref.get_attr("shared_name") or ref.name
 
 
+# Error messages shared with the GPU kernels (kernels/cuda/state_kernels.py).
+
+def _uninitialized(op, ctx, name: str, node: str) -> errors.FailedPreconditionError:
+    return errors.FailedPreconditionError(
+        None, op, f"Attempting to use uninitialized value {name}\n\t [[node {node} "
+        f"({op.type}) on {ctx.name}]]")
+
+
+def _stored(store, name: str, op, ctx):
+    """The buffer of the variable an update op (AssignAdd, AssignSub) writes."""
+    try:
+        return store[name]
+    except KeyError:
+        raise _uninitialized(op, ctx, name, op.name) from None
+
+
+def _assign_shape_error(op, ctx, lhs, rhs) -> errors.InvalidArgumentError:
+    return errors.InvalidArgumentError(
+        None, op, f"Assign requires shapes of both tensors to match. lhs shape= "
+        f"{list(lhs)} rhs shape= {list(rhs)}\n\t [[node {op.name} (Assign) on {ctx.name}]]")
+
+
 @KERNELS.register("VariableV2")
 def variable(op, ctx):
     store = ctx.resources.variables
@@ -24,9 +46,7 @@ def variable(op, ctx):
         try:
             return store[name]
         except KeyError:
-            raise errors.FailedPreconditionError(
-                None, op, f"Attempting to use uninitialized value {name}\n\t [[node {name} "
-                f"(VariableV2) on {ctx.name}]]") from None
+            raise _uninitialized(op, ctx, name, name) from None
     return run
 
 
@@ -47,10 +67,7 @@ def assign(op, ctx):
         if validate:
             lhs = current.shape if current is not None else declared
             if lhs is not None and lhs != np.shape(value):
-                raise errors.InvalidArgumentError(
-                    None, op, f"Assign requires shapes of both tensors to match. lhs shape= "
-                    f"{list(lhs)} rhs shape= {list(np.shape(value))}\n\t [[node {op.name} "
-                    f"(Assign) on {ctx.name}]]")
+                raise _assign_shape_error(op, ctx, lhs, np.shape(value))
         store[name] = new = np.array(value, dtype=dtype, copy=True)
         return new
     return run
@@ -61,12 +78,7 @@ def _updater(op, ctx, ufunc):
     name = _variable_name(op)
 
     def run(value):
-        try:
-            current = store[name]
-        except KeyError:
-            raise errors.FailedPreconditionError(
-                None, op, f"Attempting to use uninitialized value {name}\n\t [[node {op.name} "
-                f"({op.type}) on {ctx.name}]]") from None
+        current = _stored(store, name, op, ctx)
         ufunc(current, value, out=current)
         return current
     return run

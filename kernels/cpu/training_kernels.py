@@ -138,6 +138,51 @@ def _variable_name(var_op) -> str:
     return var_op.get_attr("shared_name") or var_op.name
 
 
+# The lookup and the checks of the ref buffers, shared with the GPU kernels
+# (kernels/cuda/training_kernels.py), whose buffers are device arrays.
+
+def _ref_inputs(op, ctx) -> Tuple[Tuple[str, ...], Callable, str]:
+    """(names, lookup, where) of an apply op's ref inputs (variable and slots): their names in
+    the ResourceManager, ``lookup(store)`` -> their buffers (KeyError while one is
+    uninitialized), and the node suffix of the op's error messages."""
+    names = tuple(_variable_name(op.inputs[i].op) for i in range(len(_REF_ARGS[op.type])))
+    lookup = operator.itemgetter(*names) if len(names) > 1 else \
+        (lambda s, _name=names[0]: (s[_name],))
+    return names, lookup, f"\n\t [[node {op.name} ({op.type}) on {ctx.name}]]"
+
+
+def _checked_refs(op, store, names: Sequence[str], lookup: Callable, where: str) -> list:
+    """The ref buffers, all initialized and of one shape (else TensorFlow's errors)."""
+    try:
+        found = list(lookup(store))
+    except KeyError:
+        missing = next(n for n in names if n not in store)
+        raise errors.FailedPreconditionError(
+            None, op, f"Attempting to use uninitialized value {missing}{where}") from None
+    shape = tuple(found[0].shape)
+    for arg_name, ref in zip(_REF_ARGS[op.type], found):
+        if tuple(ref.shape) != shape:
+            raise errors.InvalidArgumentError(
+                None, op, f"var and {arg_name} do not have the same shape"
+                f"{_dims(shape)} {_dims(ref.shape)}{where}")
+    return found
+
+
+def _refs_unchanged(store, lookup: Callable, refs: Sequence) -> bool:
+    """Whether the store still holds exactly the buffers ``refs`` (an Assign of another shape
+    or a new session replaces them)."""
+    try:
+        return bool(refs) and all(map(operator.is_, lookup(store), refs))
+    except KeyError:
+        return False
+
+
+def _grad_shape_error(op, shape, grad_shape, where: str) -> errors.InvalidArgumentError:
+    return errors.InvalidArgumentError(
+        None, op, f"var and grad do not have the same shape{_dims(shape)} "
+        f"{_dims(grad_shape)}{where}")
+
+
 def _updater(op, ctx, loop: Callable) -> Callable:
     """``update(grad, *scalars)``: runs ``loop(*flat_refs, flat_grad, *scalars)`` in place on
     the op's variable and slot buffers, and returns the variable's buffer.
@@ -146,11 +191,7 @@ def _updater(op, ctx, loop: Callable) -> Callable:
     when they are first seen; later steps only check that they are still the same objects (an
     Assign of another shape or a new session replaces them)."""
     store = ctx.resources.variables
-    arg_names = _REF_ARGS[op.type]
-    names = tuple(_variable_name(op.inputs[i].op) for i in range(len(arg_names)))
-    lookup = operator.itemgetter(*names) if len(names) > 1 else \
-        (lambda s, _name=names[0]: (s[_name],))
-    where = f"\n\t [[node {op.name} ({op.type}) on {ctx.name}]]"
+    names, lookup, where = _ref_inputs(op, ctx)
     dtype = op.inputs[0].dtype.as_numpy_dtype
     scalar_type = np.float64 if dtype == np.float64 else np.float32
     # (buffers, their flat views, their shape), replaced as a whole: steps may run in threads.
@@ -158,18 +199,8 @@ def _updater(op, ctx, loop: Callable) -> Callable:
 
     def refresh() -> Tuple[Tuple[np.ndarray, ...], List[np.ndarray], Tuple[int, ...]]:
         nonlocal state
-        try:
-            found = lookup(store)
-        except KeyError:
-            missing = next(n for n in names if n not in store)
-            raise errors.FailedPreconditionError(
-                None, op, f"Attempting to use uninitialized value {missing}{where}") from None
-        found = list(found)
+        found = _checked_refs(op, store, names, lookup, where)
         for k, ref in enumerate(found):
-            if ref.shape != found[0].shape:
-                raise errors.InvalidArgumentError(
-                    None, op, f"var and {arg_names[k]} do not have the same shape"
-                    f"{_dims(found[0].shape)} {_dims(ref.shape)}{where}")
             if not ref.flags.c_contiguous:  # never from Assign; kept correct if it happens
                 found[k] = store[names[k]] = np.ascontiguousarray(ref)
         state = (tuple(found), [ref.reshape(-1) for ref in found], found[0].shape)
@@ -177,17 +208,11 @@ def _updater(op, ctx, loop: Callable) -> Callable:
 
     def check_grad(grad, shape) -> None:
         if np.shape(grad) != shape:
-            raise errors.InvalidArgumentError(
-                None, op, f"var and grad do not have the same shape{_dims(shape)} "
-                f"{_dims(np.shape(grad))}{where}")
+            raise _grad_shape_error(op, shape, np.shape(grad), where)
 
     def update(grad, *scalars):
         refs, flats, shape = state
-        try:
-            same = all(map(operator.is_, lookup(store), refs)) and refs
-        except KeyError:
-            same = False
-        if not same:
+        if not _refs_unchanged(store, lookup, refs):
             refs, flats, shape = refresh()
         if grad.shape != shape:
             check_grad(grad, shape)

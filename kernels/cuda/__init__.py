@@ -50,7 +50,7 @@ def peer_copy(value, src, dst):
 
 
 def bind(kernel: Callable, device) -> Callable:
-    if SIMULATOR or len(_runtime._states) <= 1:
+    if not _runtime.needs_context_switches():
         return kernel
     active = device.state.active
 

@@ -25,6 +25,18 @@ from . import memory
 
 SIMULATOR = bool(getattr(_numba_config, "ENABLE_CUDASIM", 0))
 
+
+def _quiet_low_occupancy_warnings() -> None:
+    """Small tensors make small grids on purpose; Numba would warn at each such launch."""
+    try:
+        from numba.cuda.core import config as cuda_config
+    except ImportError:
+        cuda_config = _numba_config
+    cuda_config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
+
+
+_quiet_low_occupancy_warnings()
+
 # Threads per block for 1-D launches, and the cap on blocks (grid-stride loops cover the rest).
 THREADS = 32 if SIMULATOR else 256
 _BLOCKS_PER_SM = 8
@@ -50,7 +62,7 @@ class PhysicalGPU:
 
 
 _physical: Optional[List[PhysicalGPU]] = None
-_discovery_lock = threading.Lock()
+_discovery_lock = threading.RLock()  # GPUState() asks for the GPUs while gpu_state() holds it
 
 
 def physical_gpus() -> List[PhysicalGPU]:
@@ -88,7 +100,8 @@ class GPUState:
     def __init__(self, physical: PhysicalGPU):
         self.physical = physical
         self.max_blocks = 1 if SIMULATOR else physical.multiprocessors * _BLOCKS_PER_SM
-        self._gpu = None if SIMULATOR else cuda.gpus[physical.index]
+        # Numba makes GPU 0's context current by default; other GPUs' work must push theirs.
+        self._gpu = None if SIMULATOR or not needs_context_switches() else cuda.gpus[physical.index]
         with self.active():
             self.stream = cuda.stream()
         self._staging: Dict[Tuple[int, str], List] = {}
@@ -102,11 +115,13 @@ class GPUState:
         return max(1, min(math.ceil(n / THREADS), self.max_blocks))
 
     def empty(self, shape, dtype):
-        return cuda.device_array(shape, dtype=dtype, stream=self.stream)
+        with self.active():
+            return cuda.device_array(shape, dtype=dtype, stream=self.stream)
 
     def to_host(self, value) -> np.ndarray:
-        host = value.copy_to_host(stream=self.stream)
-        self.stream.synchronize()
+        with self.active():
+            host = value.copy_to_host(stream=self.stream)
+            self.stream.synchronize()
         return host
 
     def from_host(self, value):
@@ -120,28 +135,28 @@ class GPUState:
         if SIMULATOR:  # (ascontiguousarray would make a 0-d value 1-d)
             contiguous = host if host.flags.c_contiguous else np.ascontiguousarray(host)
             return cuda.to_device(contiguous, stream=self.stream)
-        staging, done = self._staging_buffer(host.shape, host.dtype)
-        np.copyto(staging, host)
-        out = cuda.to_device(staging, stream=self.stream)
-        done.record(self.stream)
+        # The lock keeps a staging buffer to one copy until that copy's event is recorded.
+        with self._staging_lock, self.active():
+            staging, done = self._staging_buffer(host.shape, host.dtype)
+            np.copyto(staging, host)
+            out = cuda.to_device(staging, stream=self.stream)
+            done.record(self.stream)
         return out
 
     def _staging_buffer(self, shape, dtype):
         # A staging buffer can be written again once the copy that read it has finished.
         key = (int(np.prod(shape)), np.dtype(dtype).str)
-        with self._staging_lock:
-            ring = self._staging.setdefault(key, [])
-            for buffer, done in ring:
-                if done.query():
-                    return buffer.reshape(shape), done
-            if len(ring) >= 4:
-                buffer, done = ring.pop(0)
-                done.synchronize()
-            else:
-                with self.active():
-                    buffer, done = cuda.pinned_array(key[0], dtype=dtype), cuda.event()
-            ring.append((buffer, done))
-            return buffer.reshape(shape), done
+        ring = self._staging.setdefault(key, [])
+        for buffer, done in ring:
+            if done.query():
+                return buffer.reshape(shape), done
+        if len(ring) >= 4:
+            buffer, done = ring.pop(0)
+            done.synchronize()
+        else:
+            buffer, done = cuda.pinned_array(key[0], dtype=dtype), cuda.event(timing=False)
+        ring.append((buffer, done))
+        return buffer.reshape(shape), done
 
 
 class _Nothing:
@@ -186,6 +201,12 @@ def to_host(value, device) -> np.ndarray:
 
 def from_host(value, device):
     return device.state.from_host(value)
+
+
+def needs_context_switches() -> bool:
+    """Whether work must push its GPU's context: only when GPUs other than GPU 0 exist."""
+    gpus = physical_gpus()
+    return not SIMULATOR and any(g.index != 0 for g in gpus)
 
 
 def is_device_array(value) -> bool:

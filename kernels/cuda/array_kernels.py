@@ -35,6 +35,7 @@ from ..cpu import array_index_kernels as cpu_index
 from ..cpu import array_kernels as cpu_array
 from ..cpu.array_kernels import as_int, dims_text, static_input
 from . import KERNELS, _runtime, host_memory, run_on_host
+from ._device import fill_zero
 from ._runtime import SIMULATOR
 
 Shape = Tuple[int, ...]
@@ -56,20 +57,26 @@ _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 # Device kernels (grid-stride loops: any launch shape computes the same thing)
 
 
+@cuda.jit(device=True)
+def _strided_position(i, offset, shape, strides):  # pragma: no cover - device code
+    # offset + sum_k idx_k(i) * strides[k], idx(i) the row-major index of i in shape: where
+    # element i of a strided view lies in its flat base.
+    rem = i
+    pos = offset
+    for k in range(len(shape) - 1, -1, -1):
+        d = shape[k]
+        q = rem // d
+        pos += (rem - q * d) * strides[k]
+        rem = q
+    return pos
+
+
 @cuda.jit
 def _gather_strided(src, offset, shape, strides, out):  # pragma: no cover - device code
     start = cuda.grid(1)
     step = cuda.gridsize(1)
-    rank = len(shape)
     for i in range(start, out.size, step):
-        rem = i
-        pos = offset
-        for k in range(rank - 1, -1, -1):
-            d = shape[k]
-            q = rem // d
-            pos += (rem - q * d) * strides[k]
-            rem = q
-        out[i] = src[pos]
+        out[i] = src[_strided_position(i, offset, shape, strides)]
 
 
 @cuda.jit
@@ -78,16 +85,8 @@ def _scatter_strided(src, offset, shape, strides, out):  # pragma: no cover - de
     # writes do not race.
     start = cuda.grid(1)
     step = cuda.gridsize(1)
-    rank = len(shape)
     for i in range(start, src.size, step):
-        rem = i
-        pos = offset
-        for k in range(rank - 1, -1, -1):
-            d = shape[k]
-            q = rem // d
-            pos += (rem - q * d) * strides[k]
-            rem = q
-        out[pos] = src[i]
+        out[_strided_position(i, offset, shape, strides)] = src[i]
 
 
 @cuda.jit
@@ -100,14 +99,6 @@ def _copy_block(src, src_row, src_col, dst, dst_row, dst_col, rows, width):  # p
         r = i // width
         c = i - r * width
         dst[r * dst_row + dst_col + c] = src[r * src_row + src_col + c]
-
-
-@cuda.jit
-def _fill_zero(out):  # pragma: no cover - device code
-    start = cuda.grid(1)
-    step = cuda.gridsize(1)
-    for i in range(start, out.size, step):
-        out[i] = 0
 
 
 @cuda.jit
@@ -685,7 +676,7 @@ def strided_slice_grad(op, ctx):
         dst = _bits(_flat(out))
         m = _size(shape)
         if m < n:  # elements outside the slice get no gradient
-            _runtime.launch(ctx, _fill_zero, n)(dst)
+            _runtime.launch(ctx, fill_zero, n)(dst)
         if m:
             _runtime.launch(ctx, _scatter_strided, m)(_bits(_flat(dy)), offset, dims, steps, dst)
         return out
@@ -993,7 +984,7 @@ def unsorted_segment_sum(op, ctx):
         out = _runtime.empty(ctx, (n,) + inner, dtype)
         flat_out = _flat(out)
         if out.size:
-            _runtime.launch(ctx, _fill_zero, int(out.size))(flat_out)
+            _runtime.launch(ctx, fill_zero, int(out.size))(flat_out)
         if data.size and n:
             width = _size(inner)
             _runtime.launch(ctx, _segment_sum, int(data.size))(_flat(data), _flat(ids), width, n,

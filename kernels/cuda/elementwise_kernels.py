@@ -32,6 +32,7 @@ from numba import cuda
 
 from tfjupyter.ops import _shapes
 
+from ..cpu.math_kernels import _sum_axes
 from . import KERNELS, _runtime, host_memory, run_on_host
 
 __all__ = ["flat", "broadcast_layout", "launch_fill", "dims_text"]
@@ -881,14 +882,6 @@ def fill(op, ctx):
 
 
 # -- SumToShape ------------------------------------------------------------------------------------
-def _sum_axes(grad_dims: Sequence[int], target: Sequence[int]) -> tuple:
-    """The axes of a gradient of shape ``grad_dims`` to sum to get ``target``: the leading extra
-    axes, and those where the target has 1 and the gradient does not."""
-    lead = len(grad_dims) - len(target)
-    return tuple(range(lead)) + tuple(lead + i for i, d in enumerate(target)
-                                      if d == 1 and grad_dims[lead + i] != 1)
-
-
 @KERNELS.register("SumToShape")
 def sum_to_shape(op, ctx):
     from .reduction_kernels import Reducer

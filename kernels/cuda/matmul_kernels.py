@@ -98,6 +98,18 @@ def _accumulator_dtype(dtype: np.dtype) -> np.dtype:
     return dtype
 
 
+@cuda.jit(device=True)
+def _slab_index(e, k_rows, width, depth):  # pragma: no cover - device code
+    """(q, r) of the e-th element a block moves of a slab: q along k (< depth), r along m or n
+    (< width).  Consecutive e follow the operand's global rows, so that loads coalesce: rows
+    along k (``k_rows``: A transposed, B not) are ``width`` long, the others ``depth``."""
+    if k_rows:
+        q = e // width
+        return q, e - q * width
+    r = e // depth
+    return e - r * depth, r
+
+
 @functools.lru_cache(maxsize=None)
 def _tiled_kernel(cfg: TileConfig, ta: bool, tb: bool, acc_dtype: str):
     """The GEMM kernel for one tile shape, transposition pair and accumulator type.
@@ -124,6 +136,7 @@ def _tiled_kernel(cfg: TileConfig, ta: bool, tb: bool, acc_dtype: str):
     ALIGN = _SHARED_ALIGN
     ACC = numpy_support.from_dtype(np.dtype(acc_dtype))
     TA, TB = ta, tb
+    B_K_ROWS = not tb  # B's global rows run along k unless it is transposed
     GROUP = _GROUP_M
 
     @cuda.jit(**_JIT_OPTIONS)
@@ -179,24 +192,16 @@ def _tiled_kernel(cfg: TileConfig, ta: bool, tb: bool, acc_dtype: str):
             k_hi = min(k, k_lo + k_per_split)
 
             for l in range(LA):
-                e = tid + NT * l
+                q, r = _slab_index(tid + NT * l, TA, BM, BK)
                 if TA:
-                    q = e // BM
-                    r = e - q * BM
                     ia[l] = a_off + (k_lo + q) * m + row0 + r if row0 + r < m else -1
                 else:
-                    r = e // BK
-                    q = e - r * BK
                     ia[l] = a_off + (row0 + r) * k + k_lo + q if row0 + r < m else -1
             for l in range(LB):
-                e = tid + NT * l
+                q, r = _slab_index(tid + NT * l, B_K_ROWS, BN, BK)
                 if TB:
-                    r = e // BK
-                    q = e - r * BK
                     ib[l] = b_off + (col0 + r) * k + k_lo + q if col0 + r < n else -1
                 else:
-                    q = e // BN
-                    r = e - q * BN
                     ib[l] = b_off + (k_lo + q) * n + col0 + r if col0 + r < n else -1
 
             for i in range(TM):
@@ -240,22 +245,10 @@ def _tiled_kernel(cfg: TileConfig, ta: bool, tb: bool, acc_dtype: str):
                     # the previous step.
                     buf = nxt & 1
                     for l in range(LA):
-                        e = tid + NT * l
-                        if TA:
-                            q = e // BM
-                            r = e - q * BM
-                        else:
-                            r = e // BK
-                            q = e - r * BK
+                        q, r = _slab_index(tid + NT * l, TA, BM, BK)
                         As[(buf * BK + q) * WA + r] = ra[l]
                     for l in range(LB):
-                        e = tid + NT * l
-                        if TB:
-                            r = e // BK
-                            q = e - r * BK
-                        else:
-                            q = e // BN
-                            r = e - q * BN
+                        q, r = _slab_index(tid + NT * l, B_K_ROWS, BN, BK)
                         Bs[(buf * BK + q) * WB + r] = rb[l]
                 cuda.syncthreads()
 

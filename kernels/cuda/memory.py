@@ -181,6 +181,14 @@ def install() -> None:
     if _installed:
         return
     from numba import cuda
+    from numba.cuda.cudadrv import driver as drv
+    made = [d.id for d in getattr(drv.driver, "devices", {}).values()
+            if getattr(d, "primary_context", None) is not None]
+    if made:
+        import warnings
+        warnings.warn(f"CUDA contexts of GPU {made} existed before tfjupyter's memory pool was "
+                      "installed; their allocations bypass it (import tfjupyter before using "
+                      "numba.cuda directly)", RuntimeWarning, stacklevel=2)
     cuda.set_memory_manager(_manager_class())
     _installed = True
 
@@ -207,9 +215,15 @@ def _manager_class():
         drv.driver.cuMemFree(pointer(address))
 
     class CachingMemoryManager(cuda.GetIpcHandleMixin, cuda.HostOnlyCUDAMemoryManager):
-        def initialize(self):
-            super().initialize()
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            # Blocks handed out and alive. Numba calls initialize() on every context push, so
+            # this must not be (re)made there.
             self._live: Dict[int, object] = {}
+
+        def initialize(self):
+            """Numba calls this on every context push: nothing to do, the pool is made at the
+            first allocation (so that the first session's GPUOptions apply)."""
 
         def _pool(self) -> BlockPool:
             device = self.context.device.id
@@ -227,8 +241,10 @@ def _manager_class():
         def memalloc(self, size):
             pool = self._pool()
             address = pool.take(max(1, size))
-            mem = cuda.MemoryPointer(weakref.proxy(self.context), pointer(address), size,
-                                     finalizer=lambda: self._release(pool, address))
+            # As Numba's own manager: an AutoFreePointer starts with no reference of its own,
+            # so the finalizer runs when the last array or view owning it dies.
+            mem = drv.AutoFreePointer(weakref.proxy(self.context), pointer(address), size,
+                                      finalizer=lambda: self._release(pool, address))
             self._live[address] = mem
             return mem.own()
 
@@ -241,10 +257,10 @@ def _manager_class():
             return cuda.MemoryInfo(free=free, total=total)
 
         def reset(self):
+            # A context reset frees every allocation: the pool's regions are gone with them.
             super().reset()
-            pool = _pools.get(self.context.device.id)
-            if pool is not None:
-                pool.release_cached()
+            self._live.clear()
+            _pools.pop(self.context.device.id, None)
 
         @contextlib.contextmanager
         def defer_cleanup(self):

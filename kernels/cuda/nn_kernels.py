@@ -32,13 +32,15 @@ from tfjupyter.framework import errors
 
 from ..cpu.nn_kernels import _ConvGeometry, _check_nhwc, _conv_params, _pool_params
 from . import KERNELS, _runtime, host_memory
+from ._device import REDUCE_THREADS, block_max, block_sum, fill_zero
 from .matmul_kernels import gemm_product
 
 __all__ = ["conv2d", "conv2d_backprop_input", "conv2d_backprop_filter"]
 
-# Threads of the blocks that reduce one row (softmax, cross-entropy, LRN's neighbours): a power
-# of two.  Blocks of the column sums of BiasAddGrad: _COL_X columns by _COL_Y row-threads.
-_ROW_THREADS = 32 if _runtime.SIMULATOR else 256
+# Threads of the blocks that reduce one row (softmax, cross-entropy) or partial sums (L2Loss):
+# the block reductions' size.  Blocks of the column sums of BiasAddGrad: _COL_X columns by
+# _COL_Y row-threads.
+_ROW_THREADS = REDUCE_THREADS
 _COL_X = 8 if _runtime.SIMULATOR else 32
 _COL_Y = 4 if _runtime.SIMULATOR else 8
 # Byte budget of one chunk's patch matrix: big enough for the GEMM to fill the GPU.
@@ -102,43 +104,18 @@ def _half_as_float32(op, ctx, run: Callable, index: int = 0) -> Callable:
 
 
 # ---------------------------------------------------------------------------------------------
-# Block reductions (device functions; every thread of the block must call them)
-
-
-@cuda.jit(device=True)
-def _block_sum(shared, value):
-    tid = cuda.threadIdx.x
-    shared[tid] = value
-    cuda.syncthreads()
-    step = cuda.blockDim.x // 2
-    while step > 0:
-        if tid < step:
-            shared[tid] += shared[tid + step]
-        cuda.syncthreads()
-        step //= 2
-    total = shared[0]
-    cuda.syncthreads()  # shared is reused by the next reduction
-    return total
-
-
-@cuda.jit(device=True)
-def _block_max(shared, value):
-    tid = cuda.threadIdx.x
-    shared[tid] = value
-    cuda.syncthreads()
-    step = cuda.blockDim.x // 2
-    while step > 0:
-        if tid < step and shared[tid + step] > shared[tid]:
-            shared[tid] = shared[tid + step]
-        cuda.syncthreads()
-        step //= 2
-    best = shared[0]
-    cuda.syncthreads()
-    return best
-
-
-# ---------------------------------------------------------------------------------------------
 # Convolution
+
+
+@cuda.jit(device=True)
+def _nhwc_index(e, h, w, c):
+    """(image, row, column, channel) of flat element e of an NHWC tensor of h x w pixels:
+    one decode for the gathers that give a thread one output (or input) element."""
+    ch = e % c
+    p = e // c
+    x = p % w
+    p //= w
+    return p // h, p % h, x, ch
 
 
 @cuda.jit
@@ -175,12 +152,7 @@ def _col2im(cols, b0, h, w, c, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, size, dx)
     k = kh * kw * c
     start, stride = cuda.grid(1), cuda.gridsize(1)
     for e in range(start, size, stride):
-        ch = e % c
-        pix = e // c
-        xx = pix % w
-        pix //= w
-        y = pix % h
-        img = pix // h
+        img, y, xx, ch = _nhwc_index(e, h, w, c)
         total = cols[0] * 0  # zero of the patch matrix's type
         for a in range(kh):
             ty = y + pt - a * dh
@@ -265,7 +237,7 @@ def conv2d_backprop_input(ctx, op, input_sizes, w, dy, strides, same: bool, dila
         return dx
     wf, dyf, dxf = _flat(w), _flat(dy), _flat(dx)
     if g.co == 0 or g.k == 0:
-        _runtime.launch(ctx, _fill_zero, dx.size)(dxf)
+        _runtime.launch(ctx, fill_zero, dx.size)(dxf)
         return dx
     if g.pointwise:
         gemm_product(ctx, dyf, wf, dxf, g.n * g.h * g.w, g.c, g.co, trans_b=True)
@@ -292,7 +264,7 @@ def conv2d_backprop_filter(ctx, op, x, filter_sizes, dy, strides, same: bool, di
         return dw
     xf, dyf, dwf = _flat(x), _flat(dy), _flat(dw)
     if g.n * g.rows == 0:
-        _runtime.launch(ctx, _fill_zero, dw.size)(dwf)
+        _runtime.launch(ctx, fill_zero, dw.size)(dwf)
         return dw
     if g.pointwise:
         gemm_product(ctx, xf, dyf, dwf, g.c, g.co, g.n * g.h * g.w, trans_a=True)
@@ -306,13 +278,6 @@ def conv2d_backprop_filter(ctx, op, x, filter_sizes, dy, strides, same: bool, di
         gemm_product(ctx, cols, dyf, dwf, g.k, g.co, nb * g.rows, trans_a=True,
                      b_offset=b0 * g.rows * g.co, accumulate=b0 > 0)
     return dw
-
-
-@cuda.jit
-def _fill_zero(out):
-    start, stride = cuda.grid(1), cuda.gridsize(1)
-    for i in range(start, out.size, stride):
-        out[i] = 0
 
 
 def _shape_input(op, index: int, name: str) -> Callable[[object], Tuple[int, ...]]:
@@ -369,6 +334,13 @@ def _window(i, stride, pad, k, size):
     return max(lo, 0), min(lo + k, size)
 
 
+@cuda.jit(device=True)
+def _covering(y, stride, pad, k, out_size):
+    """[lo, hi) of the outputs along one axis whose window covers input y: the i with
+    i * stride - pad <= y < i * stride - pad + k (the pooling gradients' gathers)."""
+    return max(0, (y + pad - k) // stride + 1), min(out_size, (y + pad) // stride + 1)
+
+
 @cuda.jit
 def _max_pool(x, n, h, w, c, kh, kw, sh, sw, pt, pl, oh, ow, out, argmax):
     """MaxPool; with a non-empty ``argmax`` also records each window's first maximum (the
@@ -376,12 +348,7 @@ def _max_pool(x, n, h, w, c, kh, kw, sh, sw, pt, pl, oh, ow, out, argmax):
     start, stride = cuda.grid(1), cuda.gridsize(1)
     record = argmax.size > 0
     for e in range(start, out.size, stride):
-        ch = e % c
-        p = e // c
-        j = p % ow
-        p //= ow
-        i = p % oh
-        b = p // oh
+        b, i, j, ch = _nhwc_index(e, oh, ow, c)
         ya, yb = _window(i, sh, pt, kh, h)
         xa, xb = _window(j, sw, pl, kw, w)
         base = b * h * w * c + ch
@@ -403,18 +370,10 @@ def _max_pool_grad(argmax, grad, n, h, w, c, kh, kw, sh, sw, pt, pl, oh, ow, dx)
     """dx[pixel] = sum of the gradients of the windows whose argmax is the pixel."""
     start, stride = cuda.grid(1), cuda.gridsize(1)
     for e in range(start, dx.size, stride):
-        ch = e % c
-        p = e // c
-        xx = p % w
-        p //= w
-        y = p % h
-        b = p // h
+        b, y, xx, ch = _nhwc_index(e, h, w, c)
         here = y * w + xx
-        # Windows i with i*sh - pt <= y < i*sh - pt + kh.
-        i_lo = max(0, (y + pt - kh) // sh + 1)
-        i_hi = min(oh, (y + pt) // sh + 1)
-        j_lo = max(0, (xx + pl - kw) // sw + 1)
-        j_hi = min(ow, (xx + pl) // sw + 1)
+        i_lo, i_hi = _covering(y, sh, pt, kh, oh)
+        j_lo, j_hi = _covering(xx, sw, pl, kw, ow)
         total = grad[0] * 0
         for i in range(i_lo, i_hi):
             for j in range(j_lo, j_hi):
@@ -429,12 +388,7 @@ def _avg_pool(x, n, h, w, c, kh, kw, sh, sw, pt, pl, oh, ow, out):
     """AvgPool: SAME padding averages over the pixels inside the image only."""
     start, stride = cuda.grid(1), cuda.gridsize(1)
     for e in range(start, out.size, stride):
-        ch = e % c
-        p = e // c
-        j = p % ow
-        p //= ow
-        i = p % oh
-        b = p // oh
+        b, i, j, ch = _nhwc_index(e, oh, ow, c)
         ya, yb = _window(i, sh, pt, kh, h)
         xa, xb = _window(j, sw, pl, kw, w)
         base = b * h * w * c + ch
@@ -449,16 +403,9 @@ def _avg_pool(x, n, h, w, c, kh, kw, sh, sw, pt, pl, oh, ow, out):
 def _avg_pool_grad(grad, n, h, w, c, kh, kw, sh, sw, pt, pl, oh, ow, dx):
     start, stride = cuda.grid(1), cuda.gridsize(1)
     for e in range(start, dx.size, stride):
-        ch = e % c
-        p = e // c
-        xx = p % w
-        p //= w
-        y = p % h
-        b = p // h
-        i_lo = max(0, (y + pt - kh) // sh + 1)
-        i_hi = min(oh, (y + pt) // sh + 1)
-        j_lo = max(0, (xx + pl - kw) // sw + 1)
-        j_hi = min(ow, (xx + pl) // sw + 1)
+        b, y, xx, ch = _nhwc_index(e, h, w, c)
+        i_lo, i_hi = _covering(y, sh, pt, kh, oh)
+        j_lo, j_hi = _covering(xx, sw, pl, kw, ow)
         total = grad[0] * 0
         for i in range(i_lo, i_hi):
             ya, yb = _window(i, sh, pt, kh, h)
@@ -525,7 +472,7 @@ def max_pool_grad_kernel(op, ctx):
         if dx.size == 0:
             return dx
         if grad.size == 0:
-            _runtime.launch(ctx, _fill_zero, dx.size)(_flat(dx))
+            _runtime.launch(ctx, fill_zero, dx.size)(_flat(dx))
             return dx
         # The window maxima are recomputed (orig_output cannot tell where they are).
         best = _runtime.empty(ctx, (grad.size,), orig_input.dtype)
@@ -563,7 +510,7 @@ def avg_pool_grad_kernel(op, ctx):
         if dx.size == 0:
             return dx
         if grad.size == 0:
-            _runtime.launch(ctx, _fill_zero, dx.size)(_flat(dx))
+            _runtime.launch(ctx, fill_zero, dx.size)(_flat(dx))
             return dx
         _runtime.launch(ctx, _avg_pool_grad, dx.size)(_flat(grad), *p.args(), _flat(dx))
         return dx
@@ -619,7 +566,7 @@ def column_sums(ctx, a, rows: int, cols: int, out) -> None:
     if cols == 0:
         return
     if rows == 0:
-        _runtime.launch(ctx, _fill_zero, cols)(out)
+        _runtime.launch(ctx, fill_zero, cols)(out)
         return
     state = ctx.state
     col_blocks = min(math.ceil(cols / _COL_X), state.max_blocks)
@@ -771,11 +718,11 @@ def _row_max_and_sum(x, base, cols, shared):
         v = x[base + j]
         if v > best:
             best = v
-    best = _block_max(shared, best)
+    best = block_max(shared, best)
     total = 0.0
     for j in range(tid, cols, cuda.blockDim.x):
         total += math.exp(x[base + j] - best)
-    return best, _block_sum(shared, total)
+    return best, block_sum(shared, total)
 
 
 @cuda.jit
@@ -810,7 +757,7 @@ def _softmax_xent(x, labels, rows, cols, loss, backprop):
             # -sum(labels * log_softmax), log_softmax = shifted - log(total).
             part += lab * (log_total - shifted)
             backprop[base + j] = math.exp(shifted) / total - lab
-        part = _block_sum(shared, part)
+        part = block_sum(shared, part)
         if tid == 0:
             loss[r] = part
 
@@ -874,7 +821,7 @@ def softmax_cross_entropy_kernel(op, ctx):
             _launch_rows(ctx, _softmax_xent, rows)(_flat(features), _flat(labels), rows, cols,
                                                    loss, _flat(backprop))
         elif rows:
-            _runtime.launch(ctx, _fill_zero, rows)(loss)
+            _runtime.launch(ctx, fill_zero, rows)(loss)
         return loss, backprop
     return _half_as_float32(op, ctx, run)
 
@@ -910,7 +857,7 @@ def _square_partial_sums(x, parts):
     for i in range(start, x.size, stride):
         v = float64(x[i])
         total += v * v
-    total = _block_sum(shared, total)
+    total = block_sum(shared, total)
     if cuda.threadIdx.x == 0:
         parts[cuda.blockIdx.x] = total
 
@@ -921,7 +868,7 @@ def _half_sum(parts, out):
     total = 0.0
     for i in range(cuda.threadIdx.x, parts.size, cuda.blockDim.x):
         total += parts[i]
-    total = _block_sum(shared, total)
+    total = block_sum(shared, total)
     if cuda.threadIdx.x == 0:
         out[0] = total / 2
 
@@ -936,7 +883,7 @@ def l2_loss_kernel(op, ctx):
         if t.size:
             _square_partial_sums[blocks, _ROW_THREADS, state.stream](_flat(t), parts)
         else:
-            _fill_zero[1, 1, state.stream](parts)
+            fill_zero[1, 1, state.stream](parts)
         _half_sum[1, _ROW_THREADS, state.stream](parts, out)
         return out.reshape(())
     return _half_as_float32(op, ctx, run)

@@ -92,63 +92,44 @@ def _launch(ctx, kernel, states, n: int):
 # Device kernels
 
 
-@cuda.jit
-def _uniform32(states, out):  # pragma: no cover - device code
-    t = cuda.grid(1)
-    for i in range(t, out.size, cuda.gridsize(1)):
-        out[i] = xoroshiro128p_uniform_float32(states, t)
+def _drawing(draw: Callable) -> Callable:
+    """The kernel filling ``out`` with ``draw(states, t)``: thread t draws the elements t,
+    t + T, ... from its own state t."""
+    @cuda.jit
+    def kernel(states, out):  # pragma: no cover - device code
+        t = cuda.grid(1)
+        for i in range(t, out.size, cuda.gridsize(1)):
+            out[i] = draw(states, t)
+    return kernel
 
 
-@cuda.jit
-def _uniform64(states, out):  # pragma: no cover - device code
-    t = cuda.grid(1)
-    for i in range(t, out.size, cuda.gridsize(1)):
-        out[i] = xoroshiro128p_uniform_float64(states, t)
-
-
-@cuda.jit
-def _uniform16(states, out):  # pragma: no cover - device code
+@cuda.jit(device=True)
+def _uniform_half(states, t):  # pragma: no cover - device code
     # 10 random mantissa bits, k / 1024, as the CPU kernel: rounding a float32 in [0, 1) to
     # float16 could give 1.0.
-    t = cuda.grid(1)
-    for i in range(t, out.size, cuda.gridsize(1)):
-        k = np.int32(xoroshiro128p_uniform_float32(states, t) * np.float32(1024.0))
-        out[i] = np.float32(k) * np.float32(1.0 / 1024.0)
+    k = np.int32(xoroshiro128p_uniform_float32(states, t) * np.float32(1024.0))
+    return np.float32(k) * np.float32(1.0 / 1024.0)
 
 
-@cuda.jit
-def _normal32(states, out):  # pragma: no cover - device code
-    t = cuda.grid(1)
-    for i in range(t, out.size, cuda.gridsize(1)):
-        out[i] = xoroshiro128p_normal_float32(states, t)
-
-
-@cuda.jit
-def _normal64(states, out):  # pragma: no cover - device code
-    t = cuda.grid(1)
-    for i in range(t, out.size, cuda.gridsize(1)):
-        out[i] = xoroshiro128p_normal_float64(states, t)
-
-
-@cuda.jit
-def _truncated32(states, out):  # pragma: no cover - device code
-    t = cuda.grid(1)
-    bound = np.float32(_TRUNCATE)
-    for i in range(t, out.size, cuda.gridsize(1)):
-        v = xoroshiro128p_normal_float32(states, t)
+def _truncated(normal: Callable, bound) -> Callable:
+    """A device function drawing ``normal`` until |v| <= ``bound`` (a constant of the draw's
+    precision, so float32 draws compare in float32)."""
+    @cuda.jit(device=True)
+    def draw(states, t):  # pragma: no cover - device code
+        v = normal(states, t)
         while abs(v) > bound:  # redrawn: P(|v| > 2) is 4.6%, so rarely more than once
-            v = xoroshiro128p_normal_float32(states, t)
-        out[i] = v
+            v = normal(states, t)
+        return v
+    return draw
 
 
-@cuda.jit
-def _truncated64(states, out):  # pragma: no cover - device code
-    t = cuda.grid(1)
-    for i in range(t, out.size, cuda.gridsize(1)):
-        v = xoroshiro128p_normal_float64(states, t)
-        while abs(v) > _TRUNCATE:
-            v = xoroshiro128p_normal_float64(states, t)
-        out[i] = v
+_uniform16 = _drawing(_uniform_half)
+_uniform32 = _drawing(xoroshiro128p_uniform_float32)
+_uniform64 = _drawing(xoroshiro128p_uniform_float64)
+_normal32 = _drawing(xoroshiro128p_normal_float32)
+_normal64 = _drawing(xoroshiro128p_normal_float64)
+_truncated32 = _drawing(_truncated(xoroshiro128p_normal_float32, np.float32(_TRUNCATE)))
+_truncated64 = _drawing(_truncated(xoroshiro128p_normal_float64, _TRUNCATE))
 
 
 @cuda.jit

@@ -31,12 +31,13 @@ from tfjupyter.ops import _shapes
 from tfjupyter.ops.reduction_ops import normalize_axes
 
 from . import KERNELS, _runtime, host_memory, run_on_host
+from ._device import REDUCE_THREADS, block_reducer
 from .elementwise_kernels import dims_text, flat, launch_fill
 
 __all__ = ["Reducer", "ROW_BLOCK"]
 
-# Threads per block of the block-per-row kernels (a power of two: the tree halves it).
-ROW_BLOCK = 32 if _runtime.SIMULATOR else 256
+# Threads per block of the block-per-row kernels: the block reduction's size.
+ROW_BLOCK = REDUCE_THREADS
 # Rows at most this long are reduced by one thread each (a block would idle).
 _SHORT_ROW = 32
 # A split pass gives each part at least this many elements.
@@ -101,6 +102,8 @@ _kernels: Dict[tuple, Callable] = {}
 
 def _build_rows(combine, identity, acc_t, conv, finish):
     """Block b reduces part ``b % parts`` (``chunk`` elements) of row ``b // parts``."""
+    block_reduce = block_reducer(combine)
+
     @cuda.jit
     def rows(x, row_len, chunk, parts, out, divisor):
         sm = cuda.shared.array(ROW_BLOCK, acc_t)
@@ -113,17 +116,9 @@ def _build_rows(combine, identity, acc_t, conv, finish):
             acc = identity
             for j in range(lo + tid, hi, ROW_BLOCK):
                 acc = combine(acc, conv(x[base + j]))
-            sm[tid] = acc
-            cuda.syncthreads()
-            s = ROW_BLOCK // 2
-            while s > 0:
-                if tid < s:
-                    sm[tid] = combine(sm[tid], sm[tid + s])
-                cuda.syncthreads()
-                s //= 2
+            acc = block_reduce(sm, acc)  # ends with a barrier: sm is free for the next row
             if tid == 0:
-                out[b] = finish(sm[0], divisor)
-            cuda.syncthreads()  # sm[0] is read before the next row overwrites it
+                out[b] = finish(acc, divisor)
     return rows
 
 

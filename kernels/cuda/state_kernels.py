@@ -9,9 +9,10 @@ from numba import cuda
 
 from tfjupyter.framework import errors
 
-from ..cpu.state_kernels import _variable_name
+from ..cpu import state_kernels as cpu_state
+from ..cpu.state_kernels import _assign_shape_error, _stored, _variable_name
 from . import KERNELS, _runtime, host_memory, on_host
-from .array_kernels import on_device
+from .array_kernels import _flat, on_device
 
 
 @cuda.jit
@@ -28,27 +29,8 @@ def _add_into(var, value, sign):  # pragma: no cover - device code
             var[i] -= v
 
 
-def _flat(a):
-    return a.reshape(int(a.size)) if a.ndim != 1 else a
-
-
-def _uninitialized(op, ctx, name: str, node: str) -> errors.FailedPreconditionError:
-    return errors.FailedPreconditionError(
-        None, op, f"Attempting to use uninitialized value {name}\n\t [[node {node} "
-        f"({op.type}) on {ctx.name}]]")
-
-
-@KERNELS.register("VariableV2")
-def variable(op, ctx):
-    store = ctx.resources.variables
-    name = _variable_name(op)
-
-    def run():
-        try:
-            return store[name]
-        except KeyError:
-            raise _uninitialized(op, ctx, name, name) from None
-    return run
+# The CPU kernels' store lookups serve device arrays as well.
+KERNELS.register("VariableV2")(cpu_state.variable)
 
 
 @KERNELS.register("Assign")
@@ -71,10 +53,7 @@ def assign(op, ctx):
         if validate:
             lhs = tuple(current.shape) if current is not None else declared
             if lhs is not None and lhs != shape:
-                raise errors.InvalidArgumentError(
-                    None, op, f"Assign requires shapes of both tensors to match. lhs shape= "
-                    f"{list(lhs)} rhs shape= {list(shape)}\n\t [[node {op.name} "
-                    f"(Assign) on {ctx.name}]]")
+                raise _assign_shape_error(op, ctx, lhs, shape)
         # A buffer of its own: the value may be a constant or a view of another tensor.
         new = _runtime.empty(ctx, shape, dtype)
         if value.size:
@@ -89,10 +68,7 @@ def _updater(op, ctx, sign: int):
     name = _variable_name(op)
 
     def run(value):
-        try:
-            current = store[name]
-        except KeyError:
-            raise _uninitialized(op, ctx, name, op.name) from None
+        current = _stored(store, name, op, ctx)
         value = on_device(ctx, value)
         if tuple(value.shape) != tuple(current.shape) and value.size != 1:
             raise errors.InvalidArgumentError(
@@ -115,19 +91,13 @@ def assign_sub(op, ctx):
     return _updater(op, ctx, -1)
 
 
-@KERNELS.register("InitializedValue")
-def initialized_value(op, ctx):
-    store = ctx.resources.variables
-    name = _variable_name(op)
-    return lambda initial: store.get(name, initial)
+KERNELS.register("InitializedValue")(cpu_state.initialized_value)
 
 
 @KERNELS.register("IsVariableInitialized")
 def is_variable_initialized(op, ctx):
-    store = ctx.resources.variables
-    name = _variable_name(op)
-    # A flag the host reads (TensorFlow's HostMemory("is_initialized")).
-    return host_memory(lambda: np.bool_(name in store), outputs=(0,))
+    # The CPU kernel, its flag in host memory (TensorFlow's HostMemory("is_initialized")).
+    return host_memory(cpu_state.is_variable_initialized(op, ctx), outputs=(0,))
 
 
 # Lists of variable names (strings): host bookkeeping.

@@ -12,17 +12,15 @@ The math is TensorFlow's (core/kernels/training_ops.cc), term for term as the CP
 from __future__ import annotations
 
 import math
-import operator
-from typing import Callable, Dict, List, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 from numba import cuda
 
-from tfjupyter.framework import errors
-
-from ..cpu.training_kernels import _REF_ARGS, _variable_name
+from ..cpu.training_kernels import (_checked_refs, _grad_shape_error, _ref_inputs,
+                                    _refs_unchanged)
 from . import KERNELS, _runtime
-from .array_kernels import on_device
+from .array_kernels import _flat, on_device
 
 
 def _build(F) -> Dict[str, Callable]:
@@ -161,14 +159,6 @@ _KERNELS = {np.dtype(np.float64): _build(np.float64), np.dtype(np.float32): _bui
 _KERNELS[np.dtype(np.float16)] = _KERNELS[np.dtype(np.float32)]
 
 
-def _dims(shape: Sequence[int]) -> str:
-    return "[" + ",".join(str(d) for d in shape) + "]"
-
-
-def _flat(a):
-    return a.reshape(int(a.size)) if a.ndim != 1 else a
-
-
 class _Scalars:
     """The 1-element views of scalar inputs, remembered while the same arrays come back (a
     constant hyperparameter is the same device array every step): making a view is ~10 us of
@@ -195,11 +185,7 @@ def _updater(op, ctx, kernel_name: str) -> Callable:
     that they are still the same objects (an Assign of another shape or a new session replaces
     them)."""
     store = ctx.resources.variables
-    arg_names = _REF_ARGS[op.type]
-    names = tuple(_variable_name(op.inputs[i].op) for i in range(len(arg_names)))
-    lookup = operator.itemgetter(*names) if len(names) > 1 else \
-        (lambda s, _name=names[0]: (s[_name],))
-    where = f"\n\t [[node {op.name} ({op.type}) on {ctx.name}]]"
+    names, lookup, where = _ref_inputs(op, ctx)
     dtype = np.dtype(op.inputs[0].dtype.as_numpy_dtype)
     kernels = _KERNELS.get(dtype)
     if kernels is None:
@@ -211,33 +197,16 @@ def _updater(op, ctx, kernel_name: str) -> Callable:
 
     def refresh():
         nonlocal state
-        try:
-            found = lookup(store)
-        except KeyError:
-            missing = next(n for n in names if n not in store)
-            raise errors.FailedPreconditionError(
-                None, op, f"Attempting to use uninitialized value {missing}{where}") from None
-        shape = tuple(found[0].shape)
-        for k, ref in enumerate(found):
-            if tuple(ref.shape) != shape:
-                raise errors.InvalidArgumentError(
-                    None, op, f"var and {arg_names[k]} do not have the same shape"
-                    f"{_dims(shape)} {_dims(ref.shape)}{where}")
-        state = (tuple(found), [_flat(ref) for ref in found], shape)
+        found = _checked_refs(op, store, names, lookup, where)
+        state = (tuple(found), [_flat(ref) for ref in found], tuple(found[0].shape))
         return state
 
     def update(grad, *scalars):
         refs, flats, shape = state
-        try:
-            same = all(map(operator.is_, lookup(store), refs)) and refs
-        except KeyError:
-            same = False
-        if not same:
+        if not _refs_unchanged(store, lookup, refs):
             refs, flats, shape = refresh()
         if tuple(grad.shape) != shape:
-            raise errors.InvalidArgumentError(
-                None, op, f"var and grad do not have the same shape{_dims(shape)} "
-                f"{_dims(grad.shape)}{where}")
+            raise _grad_shape_error(op, shape, grad.shape, where)
         n = int(refs[0].size)
         if n:
             _runtime.launch(ctx, kernel, n)(*flats, _flat(on_device(ctx, grad)),
@@ -254,65 +223,24 @@ def _updater(op, ctx, kernel_name: str) -> Callable:
     return locked
 
 
-@KERNELS.register("ApplyGradientDescent")
-def apply_gradient_descent(op, ctx):
-    update = _updater(op, ctx, "gradient_descent")
-
-    def run(alpha, delta):
-        return update(delta, alpha)
-    return run
-
-
-@KERNELS.register("ApplyMomentum")
-def apply_momentum(op, ctx):
-    update = _updater(op, ctx, "momentum_nesterov" if op.get_attr("use_nesterov") else
-                      "momentum")
-
-    def run(lr, grad, momentum):
-        return update(grad, lr, momentum)
-    return run
+# op type -> (kernel, kernel when use_nesterov, position of grad among the op's inputs after the
+# refs, which the comments list). update() takes grad first, then the other inputs in order.
+_APPLY: Dict[str, Tuple[str, Optional[str], int]] = {
+    "ApplyGradientDescent": ("gradient_descent", None, 1),  # alpha, delta
+    "ApplyMomentum": ("momentum", "momentum_nesterov", 1),  # lr, grad, momentum
+    "ApplyAdagrad": ("adagrad", None, 1),  # lr, grad
+    "ApplyRMSProp": ("rmsprop", None, 4),  # lr, rho, momentum, epsilon, grad
+    "ApplyCenteredRMSProp": ("centered_rmsprop", None, 4),  # as ApplyRMSProp
+    "ApplyAdam": ("adam", "adam_nesterov", 6),  # b1_power, b2_power, lr, b1, b2, eps, grad
+    "ApplyAdadelta": ("adadelta", None, 3),  # lr, rho, epsilon, grad
+}
 
 
-@KERNELS.register("ApplyAdagrad")
-def apply_adagrad(op, ctx):
-    update = _updater(op, ctx, "adagrad")
+@KERNELS.register(*_APPLY)
+def apply_optimizer(op, ctx):
+    plain, nesterov, g = _APPLY[op.type]
+    update = _updater(op, ctx, nesterov if nesterov and op.get_attr("use_nesterov") else plain)
 
-    def run(lr, grad):
-        return update(grad, lr)
-    return run
-
-
-@KERNELS.register("ApplyRMSProp")
-def apply_rmsprop(op, ctx):
-    update = _updater(op, ctx, "rmsprop")
-
-    def run(lr, rho, momentum, epsilon, grad):
-        return update(grad, lr, rho, momentum, epsilon)
-    return run
-
-
-@KERNELS.register("ApplyCenteredRMSProp")
-def apply_centered_rmsprop(op, ctx):
-    update = _updater(op, ctx, "centered_rmsprop")
-
-    def run(lr, rho, momentum, epsilon, grad):
-        return update(grad, lr, rho, momentum, epsilon)
-    return run
-
-
-@KERNELS.register("ApplyAdam")
-def apply_adam(op, ctx):
-    update = _updater(op, ctx, "adam_nesterov" if op.get_attr("use_nesterov") else "adam")
-
-    def run(beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad):
-        return update(grad, beta1_power, beta2_power, lr, beta1, beta2, epsilon)
-    return run
-
-
-@KERNELS.register("ApplyAdadelta")
-def apply_adadelta(op, ctx):
-    update = _updater(op, ctx, "adadelta")
-
-    def run(lr, rho, epsilon, grad):
-        return update(grad, lr, rho, epsilon)
+    def run(*inputs):
+        return update(inputs[g], *inputs[:g], *inputs[g + 1:])
     return run

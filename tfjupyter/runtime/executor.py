@@ -83,6 +83,11 @@ def _in_device_memory(device: Device) -> bool:
     return hasattr(device.backend, "from_host")
 
 
+def _device_context(device: Device):
+    active = getattr(device.state, "active", None)
+    return active() if active is not None else contextlib.nullcontext()
+
+
 def _deps(op: Operation, fed) -> List[Operation]:
     refs = op._op_def.ref_inputs  # a written variable is not read, so its op need not run
     deps = [t.op for k, t in enumerate(op._inputs) if t not in fed and k not in refs]
@@ -175,7 +180,8 @@ class Plan:
                         None, op, f"No {device.device_type} kernel registered for op '{op.name}' "
                         f"(type {op.type}) on {device.name}")
                 try:
-                    kernel = factory(op, device)
+                    with _device_context(device):  # factories upload constants, make RNG states
+                        kernel = factory(op, device)
                 except errors.OpError:
                     raise
                 except (ValueError, TypeError, NotImplementedError) as e:
