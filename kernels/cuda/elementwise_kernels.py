@@ -526,12 +526,16 @@ def _build_fill_bits(bits):
     return fill_bits
 
 
-def _build_cast(to_bool: bool):
+def _build_cast(to_bool: bool, src: np.dtype):
     if to_bool:
+        # A zero of the source's compute type (float32 for float16, see _compute_type): with a
+        # Python 0, Numba would compare float32 (and uint64) in float64.
+        zero = _compute_type(src)(0)
+
         @cuda.jit
         def cast_bool(x, out):
             for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
-                out[i] = x[i] != 0
+                out[i] = x[i] != zero
         return cast_bool
 
     @cuda.jit
@@ -730,7 +734,10 @@ def cast(op, ctx):
         return lambda x: x
     if src.kind not in "fiub" or dst.kind not in "fiub":
         return run_on_host(op, ctx)
-    kernel = _cached(("cast", dst == np.bool_), lambda: _build_cast(dst == np.bool_))
+    to_bool = dst == np.bool_
+    # Casts to bool are built per source type (their zero), the others once.
+    kernel = _cached(("cast", to_bool, src.str if to_bool else None),
+                     lambda: _build_cast(to_bool, src))
 
     def run(x):
         out = _runtime.empty(ctx, x.shape, dst)

@@ -3,7 +3,7 @@
 Two paths compute ``C = op(A) @ op(B)``:
 
 - CuPy's ``matmul`` (cuBLAS) on zero-copy views of the Numba arrays, queued on the device's
-  stream, when CuPy is importable;
+  stream, with any temporaries CuPy needs taken from our memory pool, when CuPy is importable;
 - a Numba kernel written like the classic SGEMM optimisation steps: a block computes a
   ``BM x BN`` tile of C from ``BK``-deep slabs of A and B staged in shared memory (double
   buffered, so one barrier per slab), each thread accumulates a ``TM x TN`` block of the tile in
@@ -448,14 +448,18 @@ def _cupy():
     return cupy
 
 
+def _cupy_pointer(cupy, array, device_id: int):
+    """A CuPy MemoryPointer to a Numba device array's memory, which keeps the array alive."""
+    nbytes = array.size * array.dtype.itemsize
+    ptr = (array.device_ctypes_pointer.value or 0) if nbytes else 0
+    return cupy.cuda.MemoryPointer(cupy.cuda.UnownedMemory(ptr, nbytes, array, device_id), 0)
+
+
 def _cupy_view(cupy, array, device_id: int):
     """A CuPy array over a Numba device array's memory: no copy, and unlike going through
     ``__cuda_array_interface__``, no synchronisation with the array's stream (all our work is
     on that one stream already)."""
-    nbytes = array.size * array.dtype.itemsize
-    ptr = (array.device_ctypes_pointer.value or 0) if nbytes else 0
-    memory = cupy.cuda.UnownedMemory(ptr, nbytes, array, device_id)
-    return cupy.ndarray(array.shape, array.dtype, cupy.cuda.MemoryPointer(memory, 0))
+    return cupy.ndarray(array.shape, array.dtype, _cupy_pointer(cupy, array, device_id))
 
 
 class _CupyStream:
@@ -475,7 +479,17 @@ class _CupyStream:
 def _cupy_matmul(ctx, x, y, adj_x: bool, adj_y: bool, out, accumulate: bool = False) -> None:
     cupy = _cupy()
     device_id = ctx.state.physical.index
-    with cupy.cuda.Device(device_id), _CupyStream.of(cupy, ctx.state):
+
+    def allocate(nbytes: int):
+        # CuPy's temporaries (the product ``+=`` adds, contiguous copies of batched operands)
+        # come from our pool as Numba arrays: CuPy's own pool would allocate beside the
+        # BlockPool, which may hold most of the GPU.  They go back to the pool when CuPy drops
+        # them; reusing them is safe in stream order, CuPy runs on our stream.
+        return _cupy_pointer(cupy, _runtime.empty(ctx, (nbytes,), np.uint8), device_id)
+
+    # using_allocator is thread-local: CuPy use elsewhere in the process keeps its allocator.
+    with cupy.cuda.Device(device_id), _CupyStream.of(cupy, ctx.state), \
+            cupy.cuda.using_allocator(allocate):
         cx, cy, co = (_cupy_view(cupy, v, device_id) for v in (x, y, out))
         if adj_x:
             cx = cupy.swapaxes(cx, -1, -2)

@@ -13,20 +13,27 @@ Pooling gradients are gathers too: every input pixel sums over the few windows t
 (MaxPoolGrad first records each window's argmax, the first maximum in row-major order, as TF).
 
 Row-wise ops (softmax, log-softmax, the cross-entropies) give each row to one block, which reduces
-the row's max and sum in shared memory; reductions accumulate in float64.  Sparse labels out of
+the row's max and sum in shared memory, in the row's type (as TF); the column sums (BiasAddGrad),
+L2Loss and LRN accumulate in float64.  Sparse labels out of
 [0, classes) cannot raise from the device: their row's loss and gradient are NaN, as TF's GPU
 kernel does.
 
 float16 tensors are computed in float32 (converted on the device by a copy kernel), except where a
 kernel only compares with zero and copies; bookkeeping inputs (sizes, shapes) are host memory.
+
+Constants in the kernels have the tensor's type (``x.dtype.type(0)``, or ``T(0)`` in a kernel
+built per dtype): Numba types float32 combined with a Python int or float as float64, and float64
+arithmetic runs at a fraction of the float32 rate on most GPUs.
 """
 from __future__ import annotations
 
+import functools
 import math
-from typing import Callable, Optional, Sequence, Tuple
+from typing import Callable, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 from numba import cuda, float64
+from numba.np import numpy_support
 
 from tfjupyter.framework import errors
 
@@ -153,7 +160,7 @@ def _col2im(cols, b0, h, w, c, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, size, dx)
     start, stride = cuda.grid(1), cuda.gridsize(1)
     for e in range(start, size, stride):
         img, y, xx, ch = _nhwc_index(e, h, w, c)
-        total = cols[0] * 0  # zero of the patch matrix's type
+        total = cols.dtype.type(0)  # (see the module docstring on constants)
         for a in range(kh):
             ty = y + pt - a * dh
             if ty < 0 or ty % sh != 0:
@@ -374,7 +381,7 @@ def _max_pool_grad(argmax, grad, n, h, w, c, kh, kw, sh, sw, pt, pl, oh, ow, dx)
         here = y * w + xx
         i_lo, i_hi = _covering(y, sh, pt, kh, oh)
         j_lo, j_hi = _covering(xx, sw, pl, kw, ow)
-        total = grad[0] * 0
+        total = grad.dtype.type(0)  # (see the module docstring on constants)
         for i in range(i_lo, i_hi):
             for j in range(j_lo, j_hi):
                 o = ((b * oh + i) * ow + j) * c + ch
@@ -392,11 +399,12 @@ def _avg_pool(x, n, h, w, c, kh, kw, sh, sw, pt, pl, oh, ow, out):
         ya, yb = _window(i, sh, pt, kh, h)
         xa, xb = _window(j, sw, pl, kw, w)
         base = b * h * w * c + ch
-        total = x[base] * 0
+        T = x.dtype.type  # (see the module docstring on constants)
+        total = T(0)
         for y in range(ya, yb):
             for xx in range(xa, xb):
                 total += x[base + (y * w + xx) * c]
-        out[e] = total / ((yb - ya) * (xb - xa))
+        out[e] = total / T((yb - ya) * (xb - xa))
 
 
 @cuda.jit
@@ -406,12 +414,13 @@ def _avg_pool_grad(grad, n, h, w, c, kh, kw, sh, sw, pt, pl, oh, ow, dx):
         b, y, xx, ch = _nhwc_index(e, h, w, c)
         i_lo, i_hi = _covering(y, sh, pt, kh, oh)
         j_lo, j_hi = _covering(xx, sw, pl, kw, ow)
-        total = grad[0] * 0
+        T = grad.dtype.type  # (see the module docstring on constants)
+        total = T(0)
         for i in range(i_lo, i_hi):
             ya, yb = _window(i, sh, pt, kh, h)
             for j in range(j_lo, j_hi):
                 xa, xb = _window(j, sw, pl, kw, w)
-                total += grad[((b * oh + i) * ow + j) * c + ch] / ((yb - ya) * (xb - xa))
+                total += grad[((b * oh + i) * ow + j) * c + ch] / T((yb - ya) * (xb - xa))
         dx[e] = total
 
 
@@ -612,71 +621,127 @@ def bias_add_grad_kernel(op, ctx):
 # Activations
 
 
-@cuda.jit
-def _relu(x, out):
-    start, stride = cuda.grid(1), cuda.gridsize(1)
-    for i in range(start, out.size, stride):
-        v = x[i]
-        out[i] = v if v > 0 else 0
+def _compute_type(dtype) -> type:
+    """The numpy scalar type a kernel computes in for tensors of ``dtype``: float16 in float32
+    (Numba's float16 arithmetic and comparisons need its C++ float16 shim at link time)."""
+    dtype = np.dtype(dtype)
+    return np.float32 if dtype == np.float16 else dtype.type
 
 
-@cuda.jit
-def _relu6(x, out):
-    start, stride = cuda.grid(1), cuda.gridsize(1)
-    for i in range(start, out.size, stride):
-        v = x[i]
-        out[i] = min(max(v, 0), 6)
+def _per_dtype(maker: Callable) -> Callable:
+    """``kernel_for(dtype)``: what ``maker(T)`` builds for compute type T, built once per T.
+
+    The makers take their constants from T (``zero = T(0)``): a Python int or float constant
+    makes Numba compute float32 in float64, which is slow on most GPUs.
+    """
+    build = functools.lru_cache(maxsize=None)(maker)
+    return lambda dtype: build(_compute_type(dtype))
 
 
-@cuda.jit
-def _elu(x, out):
-    start, stride = cuda.grid(1), cuda.gridsize(1)
-    for i in range(start, out.size, stride):
-        v = x[i]
-        out[i] = v if v > 0 else math.expm1(v)
+@_per_dtype
+def _relu(T):
+    zero = T(0)
+
+    @cuda.jit
+    def relu(x, out):
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, out.size, stride):
+            v = x[i]
+            out[i] = v if v > zero else zero
+    return relu
 
 
-@cuda.jit
-def _softplus(x, out):
-    start, stride = cuda.grid(1), cuda.gridsize(1)
-    for i in range(start, out.size, stride):
-        v = x[i]
-        # log(1 + e^v) = max(v, 0) + log1p(e^-|v|): no overflow for large |v|.
-        out[i] = max(v, 0) + math.log1p(math.exp(-abs(v)))
+@_per_dtype
+def _relu6(T):
+    zero, six = T(0), T(6)
+
+    @cuda.jit
+    def relu6(x, out):
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, out.size, stride):
+            out[i] = min(max(x[i], zero), six)
+    return relu6
 
 
-@cuda.jit
-def _relu_grad(g, f, out):
-    start, stride = cuda.grid(1), cuda.gridsize(1)
-    for i in range(start, out.size, stride):
-        out[i] = g[i] if f[i] > 0 else 0
+@_per_dtype
+def _elu(T):
+    zero = T(0)
+
+    @cuda.jit
+    def elu(x, out):
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, out.size, stride):
+            v = x[i]
+            out[i] = v if v > zero else math.expm1(v)
+    return elu
 
 
-@cuda.jit
-def _relu6_grad(g, f, out):
-    start, stride = cuda.grid(1), cuda.gridsize(1)
-    for i in range(start, out.size, stride):
-        v = f[i]
-        out[i] = g[i] if 0 < v < 6 else 0
+@_per_dtype
+def _softplus(T):
+    zero = T(0)
+
+    @cuda.jit
+    def softplus(x, out):
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, out.size, stride):
+            v = x[i]
+            # log(1 + e^v) = max(v, 0) + log1p(e^-|v|): no overflow for large |v|.
+            out[i] = max(v, zero) + math.log1p(math.exp(-abs(v)))
+    return softplus
 
 
-@cuda.jit
-def _elu_grad(g, y, out):
-    start, stride = cuda.grid(1), cuda.gridsize(1)
-    for i in range(start, out.size, stride):
-        v = y[i]
-        out[i] = g[i] * (v + 1) if v < 0 else g[i]
+@_per_dtype
+def _relu_grad(T):
+    zero = T(0)
+
+    @cuda.jit
+    def relu_grad(g, f, out):
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, out.size, stride):
+            out[i] = g[i] if f[i] > zero else zero
+    return relu_grad
 
 
-@cuda.jit
-def _softplus_grad(g, f, out):
-    start, stride = cuda.grid(1), cuda.gridsize(1)
-    for i in range(start, out.size, stride):
-        # sigmoid via tanh: finite for any feature value.
-        out[i] = g[i] * (0.5 + 0.5 * math.tanh(0.5 * f[i]))
+@_per_dtype
+def _relu6_grad(T):
+    zero, six = T(0), T(6)
+
+    @cuda.jit
+    def relu6_grad(g, f, out):
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, out.size, stride):
+            v = f[i]
+            out[i] = g[i] if zero < v < six else zero
+    return relu6_grad
 
 
-def _elementwise(op, ctx, kernel, needs_float32: bool) -> Callable:
+@_per_dtype
+def _elu_grad(T):
+    zero, one = T(0), T(1)
+
+    @cuda.jit
+    def elu_grad(g, y, out):
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, out.size, stride):
+            v = y[i]
+            out[i] = g[i] * (v + one) if v < zero else g[i]
+    return elu_grad
+
+
+@_per_dtype
+def _softplus_grad(T):
+    half = T(0.5)
+
+    @cuda.jit
+    def softplus_grad(g, f, out):
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, out.size, stride):
+            # sigmoid via tanh: finite for any feature value.
+            out[i] = g[i] * (half + half * math.tanh(half * f[i]))
+    return softplus_grad
+
+
+def _elementwise(op, ctx, kernel_for: Callable, needs_float32: bool) -> Callable:
     def run(*inputs):
         first = inputs[0]
         for other in inputs[1:]:
@@ -685,14 +750,14 @@ def _elementwise(op, ctx, kernel, needs_float32: bool) -> Callable:
                                f"and {list(other.shape)}.")
         out = _runtime.empty(ctx, first.shape, first.dtype)
         if out.size:
-            _runtime.launch(ctx, kernel, out.size)(*(_flat(a) for a in inputs), _flat(out))
+            _runtime.launch(ctx, kernel_for(first.dtype), out.size)(
+                *(_flat(a) for a in inputs), _flat(out))
         return out
     return _half_as_float32(op, ctx, run) if needs_float32 else run
 
 
-# (kernel, whether float16 goes through float32): Numba's float16 arithmetic and comparisons
-# need its C++ float16 shim at link time, so only the kernels that merely compare against 0 and
-# copy run on float16 directly.
+# (kernel builder, whether float16 goes through float32): only the kernels that merely compare
+# against 0 and copy run on float16 directly (comparing in float32, see _compute_type).
 _ACTIVATIONS = {"Relu": (_relu, False), "Relu6": (_relu6, True), "Elu": (_elu, True),
                 "Softplus": (_softplus, True), "ReluGrad": (_relu_grad, False),
                 "Relu6Grad": (_relu6_grad, True), "EluGrad": (_elu_grad, True),
@@ -701,87 +766,101 @@ _ACTIVATIONS = {"Relu": (_relu, False), "Relu6": (_relu6, True), "Elu": (_elu, T
 
 @KERNELS.register(*_ACTIVATIONS)
 def activation_kernel(op, ctx):
-    kernel, needs_float32 = _ACTIVATIONS[op.type]
-    return _elementwise(op, ctx, kernel, needs_float32)
+    kernel_for, needs_float32 = _ACTIVATIONS[op.type]
+    return _elementwise(op, ctx, kernel_for, needs_float32)
 
 
 # ---------------------------------------------------------------------------------------------
 # Softmax and losses (one block per row)
 
 
-@cuda.jit(device=True)
-def _row_max_and_sum(x, base, cols, shared):
-    """(max, sum of exp(x - max)) of the row x[base:base + cols] across the block."""
-    tid = cuda.threadIdx.x
-    best = -math.inf
-    for j in range(tid, cols, cuda.blockDim.x):
-        v = x[base + j]
-        if v > best:
-            best = v
-    best = block_max(shared, best)
-    total = 0.0
-    for j in range(tid, cols, cuda.blockDim.x):
-        total += math.exp(x[base + j] - best)
-    return best, block_sum(shared, total)
+class _RowKernels(NamedTuple):
+    softmax: Callable
+    softmax_xent: Callable
+    sparse_softmax_xent: Callable
 
 
-@cuda.jit
-def _softmax(x, rows, cols, log, out):
-    shared = cuda.shared.array(_ROW_THREADS, float64)
-    tid = cuda.threadIdx.x
-    for r in range(cuda.blockIdx.x, rows, cuda.gridDim.x):
-        base = r * cols
-        best, total = _row_max_and_sum(x, base, cols, shared)
-        if log:
-            shift = best + math.log(total)
-            for j in range(tid, cols, cuda.blockDim.x):
-                out[base + j] = x[base + j] - shift
-        else:
-            scale = 1.0 / total
-            for j in range(tid, cols, cuda.blockDim.x):
-                out[base + j] = math.exp(x[base + j] - best) * scale
+@_per_dtype
+def _row_kernels(T) -> _RowKernels:
+    """The row kernels for compute type T.  They exponentiate and sum in T, as TF (float32 sums
+    for float32): the tree reduction keeps the rounding error small, and float64 would cost a
+    conversion and a double add per element (1/32 to 1/64 of the float32 rate on consumer
+    GPUs)."""
+    ACC = numpy_support.from_dtype(np.dtype(T))
+    zero, one, minus_inf, nan = T(0), T(1), T(-math.inf), T(math.nan)
 
-
-@cuda.jit
-def _softmax_xent(x, labels, rows, cols, loss, backprop):
-    shared = cuda.shared.array(_ROW_THREADS, float64)
-    tid = cuda.threadIdx.x
-    for r in range(cuda.blockIdx.x, rows, cuda.gridDim.x):
-        base = r * cols
-        best, total = _row_max_and_sum(x, base, cols, shared)
-        log_total = math.log(total)
-        part = 0.0
+    @cuda.jit(device=True)
+    def row_max_and_sum(x, base, cols, shared):
+        """(max, sum of exp(x - max)) of the row x[base:base + cols] across the block."""
+        tid = cuda.threadIdx.x
+        best = minus_inf
         for j in range(tid, cols, cuda.blockDim.x):
-            shifted = x[base + j] - best
-            lab = labels[base + j]
-            # -sum(labels * log_softmax), log_softmax = shifted - log(total).
-            part += lab * (log_total - shifted)
-            backprop[base + j] = math.exp(shifted) / total - lab
-        part = block_sum(shared, part)
-        if tid == 0:
-            loss[r] = part
+            v = x[base + j]
+            if v > best:
+                best = v
+        best = block_max(shared, best)
+        total = zero
+        for j in range(tid, cols, cuda.blockDim.x):
+            total += math.exp(x[base + j] - best)
+        return best, block_sum(shared, total)
 
+    @cuda.jit
+    def softmax(x, rows, cols, log, out):
+        shared = cuda.shared.array(_ROW_THREADS, ACC)
+        tid = cuda.threadIdx.x
+        for r in range(cuda.blockIdx.x, rows, cuda.gridDim.x):
+            base = r * cols
+            best, total = row_max_and_sum(x, base, cols, shared)
+            if log:
+                shift = best + math.log(total)
+                for j in range(tid, cols, cuda.blockDim.x):
+                    out[base + j] = x[base + j] - shift
+            else:
+                scale = one / total
+                for j in range(tid, cols, cuda.blockDim.x):
+                    out[base + j] = math.exp(x[base + j] - best) * scale
 
-@cuda.jit
-def _sparse_softmax_xent(x, labels, rows, cols, loss, backprop):
-    shared = cuda.shared.array(_ROW_THREADS, float64)
-    tid = cuda.threadIdx.x
-    for r in range(cuda.blockIdx.x, rows, cuda.gridDim.x):
-        base = r * cols
-        label = labels[r]
-        if label < 0 or label >= cols:
-            # No exception from the device: a NaN row, as TF's GPU kernel.
+    @cuda.jit
+    def softmax_xent(x, labels, rows, cols, loss, backprop):
+        shared = cuda.shared.array(_ROW_THREADS, ACC)
+        tid = cuda.threadIdx.x
+        for r in range(cuda.blockIdx.x, rows, cuda.gridDim.x):
+            base = r * cols
+            best, total = row_max_and_sum(x, base, cols, shared)
+            log_total = math.log(total)
+            part = zero
             for j in range(tid, cols, cuda.blockDim.x):
-                backprop[base + j] = math.nan
+                shifted = x[base + j] - best
+                lab = labels[base + j]
+                # -sum(labels * log_softmax), log_softmax = shifted - log(total).
+                part += lab * (log_total - shifted)
+                backprop[base + j] = math.exp(shifted) / total - lab
+            part = block_sum(shared, part)
             if tid == 0:
-                loss[r] = math.nan
-            continue
-        best, total = _row_max_and_sum(x, base, cols, shared)
-        for j in range(tid, cols, cuda.blockDim.x):
-            p = math.exp(x[base + j] - best) / total
-            backprop[base + j] = p - 1 if j == label else p
-        if tid == 0:
-            loss[r] = math.log(total) - (x[base + label] - best)
+                loss[r] = part
+
+    @cuda.jit
+    def sparse_softmax_xent(x, labels, rows, cols, loss, backprop):
+        shared = cuda.shared.array(_ROW_THREADS, ACC)
+        tid = cuda.threadIdx.x
+        for r in range(cuda.blockIdx.x, rows, cuda.gridDim.x):
+            base = r * cols
+            label = labels[r]
+            if label < 0 or label >= cols:
+                # No exception from the device: a NaN row, as TF's GPU kernel.
+                for j in range(tid, cols, cuda.blockDim.x):
+                    backprop[base + j] = nan
+                if tid == 0:
+                    loss[r] = nan
+                continue
+            best, total = row_max_and_sum(x, base, cols, shared)
+            for j in range(tid, cols, cuda.blockDim.x):
+                p = math.exp(x[base + j] - best) / total
+                backprop[base + j] = p - one if j == label else p
+            if tid == 0:
+                loss[r] = math.log(total) - (x[base + label] - best)
+
+    return _RowKernels(softmax, softmax_xent, sparse_softmax_xent)
 
 
 def _rows_and_cols(op, x) -> Tuple[int, int]:
@@ -798,7 +877,8 @@ def _softmax_kernel_for(log: bool):
             rows, cols = _rows_and_cols(op, x)
             out = _runtime.empty(ctx, x.shape, x.dtype)
             if out.size:
-                _launch_rows(ctx, _softmax, rows)(_flat(x), rows, cols, log, _flat(out))
+                kernel = _row_kernels(x.dtype).softmax
+                _launch_rows(ctx, kernel, rows)(_flat(x), rows, cols, log, _flat(out))
             return out
         return _half_as_float32(op, ctx, run)
     return factory
@@ -818,8 +898,9 @@ def softmax_cross_entropy_kernel(op, ctx):
         loss = _runtime.empty(ctx, (rows,), features.dtype)
         backprop = _runtime.empty(ctx, features.shape, features.dtype)
         if rows and cols:
-            _launch_rows(ctx, _softmax_xent, rows)(_flat(features), _flat(labels), rows, cols,
-                                                   loss, _flat(backprop))
+            kernel = _row_kernels(features.dtype).softmax_xent
+            _launch_rows(ctx, kernel, rows)(_flat(features), _flat(labels), rows, cols, loss,
+                                            _flat(backprop))
         elif rows:
             _runtime.launch(ctx, fill_zero, rows)(loss)
         return loss, backprop
@@ -836,8 +917,9 @@ def sparse_softmax_cross_entropy_kernel(op, ctx):
         loss = _runtime.empty(ctx, (rows,), features.dtype)
         backprop = _runtime.empty(ctx, features.shape, features.dtype)
         if rows and cols:
-            _launch_rows(ctx, _sparse_softmax_xent, rows)(_flat(features), labels, rows, cols,
-                                                          loss, _flat(backprop))
+            kernel = _row_kernels(features.dtype).sparse_softmax_xent
+            _launch_rows(ctx, kernel, rows)(_flat(features), labels, rows, cols, loss,
+                                            _flat(backprop))
         elif rows:
             raise _bad(op, "Received a label value outside the valid range of [0, 0): the "
                            "logits have no classes.")

@@ -261,3 +261,38 @@ def gradients_of(f, *shapes, dtype=np.float64):
 ])
 def test_gradients_match_the_cpu(name, f, shapes):
     compare(gradients_of(f, *shapes), rtol=1e-10, atol=1e-12)
+
+
+# Cast to bool compares with a zero of the source's type: Numba compares float32 (and uint64)
+# with a Python 0 in float64.  The simulator cannot see Numba's typing, so a process without it
+# lowers the kernels (no GPU needed) and looks for double arithmetic in their LLVM IR (see
+# test_nn_kernels.test_float32_kernels_do_no_double_arithmetic).
+_LOWER_CASTS = r'''
+import numpy as np
+from numba import from_dtype, types
+from numba.cuda import dispatcher
+from numba.cuda.compiler import compile_cuda
+from tfjupyter.kernels.cuda.elementwise_kernels import _build_cast
+
+class Hopper:
+    compute_capability = (9, 0)
+dispatcher.get_current_device = Hopper  # nothing is launched: no driver needed
+for src in (np.float32, np.float16, np.uint64):
+    kernel = _build_cast(True, np.dtype(src))
+    argtypes = (from_dtype(np.dtype(src))[::1], types.boolean[::1])
+    ir = compile_cuda(kernel.py_func, types.void, argtypes, cc=(9, 0)).library.get_llvm_str()
+    print(np.dtype(src).name, "double" in ir.split("define", 1)[1])
+'''
+
+
+def test_cast_to_bool_compares_in_the_source_type():
+    import os
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    done = subprocess.run([sys.executable, "-c", _LOWER_CASTS], env=env, capture_output=True,
+                          text=True, timeout=300)
+    if done.returncode and ("ImportError" in done.stderr or "CudaSupportError" in done.stderr):
+        pytest.skip("this numba-cuda cannot lower kernels without a GPU: " + done.stderr[-300:])
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["float32", "False", "float16", "False", "uint64", "False"]

@@ -304,3 +304,69 @@ def test_nn_ops_are_placed_on_the_gpu():
     _, sess = run_on("/gpu:0", build)
     where = placements(sess)
     assert all("GPU" in d for name, d in where.items() if "Softmax" in name or "Pool" in name)
+
+
+# -- float32 kernels do float32 arithmetic --------------------------------------------------------
+# Numba types float32 combined with a Python int or float constant as float64: double arithmetic
+# on the GPU (a fraction of the float32 rate on most GPUs).  The simulator runs kernels as Python
+# and cannot see it, so a process without the simulator types and lowers the kernels (no GPU
+# needed) and counts the double arithmetic and float16-shim calls in their LLVM IR.
+_LOWERING = r'''
+import json, re
+import numpy as np
+from numba import types
+from numba.cuda import dispatcher
+from numba.cuda.compiler import compile_cuda
+from tfjupyter.kernels.cuda import nn_kernels as nn
+
+class Hopper:  # device functions compile for the current device's compute capability
+    compute_capability = (9, 0)
+dispatcher.get_current_device = Hopper  # nothing is launched: no driver needed
+
+F32, F16, I64 = types.float32[::1], types.float16[::1], types.int64
+POOL = (I64,) * 12
+CASES = {
+    "col2im": (nn._col2im, (F32,) + (I64,) * 15 + (F32,)),
+    "max_pool_grad": (nn._max_pool_grad, (types.int64[::1], F32) + POOL + (F32,)),
+    "avg_pool": (nn._avg_pool, (F32,) + POOL + (F32,)),
+    "avg_pool_grad": (nn._avg_pool_grad, (F32,) + POOL + (F32,)),
+    "softmax": (nn._row_kernels(np.float32).softmax, (F32, I64, I64, types.boolean, F32)),
+    "softmax_xent": (nn._row_kernels(np.float32).softmax_xent, (F32, F32, I64, I64, F32, F32)),
+    "sparse_softmax_xent": (nn._row_kernels(np.float32).sparse_softmax_xent,
+                            (F32, types.int32[::1], I64, I64, F32, F32)),
+    "relu float16": (nn._relu(np.float16), (F16, F16)),
+    "relu_grad float16": (nn._relu_grad(np.float16), (F16, F16, F16)),
+}
+for name in ("relu", "relu6", "elu", "softplus"):
+    CASES[name] = (getattr(nn, "_" + name)(np.float32), (F32, F32))
+    CASES[name + "_grad"] = (getattr(nn, "_%s_grad" % name)(np.float32), (F32, F32, F32))
+
+def ir_of(library, seen):
+    if id(library) in seen:
+        return ""
+    seen.add(id(library))
+    return library.get_llvm_str() + "".join(
+        ir_of(lib, seen) for lib in getattr(library, "_linking_libraries", ()))
+
+DOUBLE = re.compile(r"= (?:fadd|fsub|fmul|fdiv|frem|fcmp \w+) double|to double|call double @")
+found = {}
+for name, (kernel, argtypes) in CASES.items():
+    ir = ir_of(compile_cuda(kernel.py_func, types.void, argtypes, cc=(9, 0)).library, set())
+    found[name] = [m for m in DOUBLE.findall(ir) + re.findall(r"@\W?_Z\w*half\w*", ir)]
+print(json.dumps(found))
+'''
+
+
+def test_float32_kernels_do_no_double_arithmetic():
+    import json
+    import os
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    done = subprocess.run([sys.executable, "-c", _LOWERING], env=env, capture_output=True,
+                          text=True, timeout=300)
+    if done.returncode and ("ImportError" in done.stderr or "CudaSupportError" in done.stderr):
+        pytest.skip("this numba-cuda cannot lower kernels without a GPU: " + done.stderr[-300:])
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert {name: ops for name, ops in found.items() if ops} == {}
