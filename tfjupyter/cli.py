@@ -40,8 +40,11 @@ def build_demo_graph(n_towers: int, batch_size: int, hidden: int, learning_rate:
         tower_grads, losses = [], []
         for i, device in enumerate(_tower_devices(n_towers)):
             with tf.device(device), tf.name_scope(f"tower_{i}") as scope:
-                index = tf.random_uniform([batch_size], 0, data.train.num_examples, dtype=tf.int32)
-                xent, _ = tower(tf.gather(images, index), tf.gather(labels, index))
+                with tf.device("/cpu:0"):  # batches are drawn where the data are, not copied whole
+                    index = tf.random_uniform([batch_size], 0, data.train.num_examples,
+                                              dtype=tf.int32)
+                    batch_x, batch_y = tf.gather(images, index), tf.gather(labels, index)
+                xent, _ = tower(batch_x, batch_y)
                 loss = tf.add(xent, tf.add_n(tf.get_collection("losses", scope) or [0.0]),
                               name="loss")
                 tf.get_variable_scope().reuse_variables()
@@ -64,9 +67,10 @@ def build_demo_graph(n_towers: int, batch_size: int, hidden: int, learning_rate:
 
 def _dense(tf, x, units, activation, regularizer, name):
     with tf.variable_scope(name):
-        w = tf.get_variable("weights", [x.get_shape()[1].value, units],
-                            initializer=tf.truncated_normal_initializer(stddev=0.1))
-        b = tf.get_variable("biases", [units], initializer=tf.constant_initializer(0.0))
+        with tf.device("/cpu:0"):  # shared by the towers, as the tutorial's _variable_on_cpu
+            w = tf.get_variable("weights", [x.get_shape()[1].value, units],
+                                initializer=tf.truncated_normal_initializer(stddev=0.1))
+            b = tf.get_variable("biases", [units], initializer=tf.constant_initializer(0.0))
         if not tf.get_variable_scope().reuse:
             tf.add_to_collection("losses", regularizer(w))
         y = tf.nn.bias_add(tf.matmul(x, w), b)

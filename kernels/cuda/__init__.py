@@ -24,6 +24,12 @@ from ._runtime import SIMULATOR, physical_gpus  # noqa: F401
 KERNELS = KernelTable("GPU")
 
 
+def supports(op) -> bool:
+    """GPU memory holds numbers: an op that reads or makes strings has no GPU kernel (as in
+    TensorFlow), whatever its type; it goes to the CPU."""
+    return not any(t.dtype.name == "string" for t in list(op.inputs) + list(op.outputs))
+
+
 def allocate(shape, dtype, device=None):
     """An uninitialised device array (on the default GPU when no device is given)."""
     if device is not None:

@@ -136,3 +136,33 @@ def test_ops_without_a_device_request_go_to_the_gpu_first():
     with tf.Session() as sess:
         np.testing.assert_array_equal(sess.run(b), [1.0, 4.0])
         assert placements(sess)["b"] == GPU.format(0)
+
+
+def test_the_demo_puts_one_tower_on_each_logical_gpu():
+    result = subprocess.run(
+        [sys.executable, "-m", "tfjupyter.cli", "demo", "--towers", "2", "--steps", "1",
+         "--batch-size", "4", "--hidden", "8"],
+        env=dict(os.environ, TFJUPYTER_LOGICAL_GPUS="2", PYTHONUNBUFFERED="1"),
+        capture_output=True, text=True, timeout=240)
+    assert "test accuracy = " in result.stdout, result.stderr[-3000:]
+    summary = result.stdout.split("Placement summary:")[1].split("step ")[0]
+    assert re.search(r"device:GPU:0: \d+ ops", summary) and re.search(r"device:GPU:1: \d+ ops", summary)
+    assert "soft placement" not in summary  # every tower op has its GPU kernel
+
+
+def test_string_tensors_stay_on_the_cpu_even_for_ops_with_gpu_kernels():
+    with tf.device("/gpu:0"):
+        name = tf.constant("model.ckpt", name="name")
+        same = tf.identity(name, name="same")
+        number = tf.constant(3.0, name="number")
+    with tf.Session(config=tf.ConfigProto(allow_soft_placement=True)) as sess:
+        assert sess.run(same) == b"model.ckpt"
+        where = placements(sess)
+        assert where["name"] == CPU0 and where["same"] == CPU0
+        reason = next(r.reason for op, r in sess._placer.records.items() if op.name == "name")
+        assert reason == "soft placement: no GPU kernel for Const on string tensors"
+        sess.run(number)
+        assert placements(sess)["number"] == GPU.format(0)
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError, match="no GPU kernel for Const on string tensors"):
+            sess.run(name)

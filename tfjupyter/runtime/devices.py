@@ -61,8 +61,17 @@ class Device:
         self.backend = _backend(self.device_type)
         self.host = None  # the task runtime (distributed.worker.Worker) of a server's device
 
-    def has_kernel(self, op_type: str) -> bool:
-        return op_type in self.backend.KERNELS
+    def has_kernel(self, op) -> bool:
+        """Whether this device can run ``op`` (an Operation, or just an op type's name).
+
+        A backend may refuse some ops of a type it has kernels for, by their dtypes: its
+        optional ``supports(op)`` decides (a GPU holds no strings).
+        """
+        op_type = op if isinstance(op, str) else op.type
+        if op_type not in self.backend.KERNELS:
+            return False
+        supports = getattr(self.backend, "supports", None)
+        return supports is None or isinstance(op, str) or supports(op)
 
     def kernel_factory(self, op_type: str):
         return self.backend.KERNELS.get(op_type)

@@ -98,10 +98,10 @@ class Placer:
         anchor = group[0]
         if placed:
             device = placed[0]
-            missing = [op for op in todo if not device.has_kernel(op.type)]
+            missing = [op for op in todo if not device.has_kernel(op)]
             if missing:
                 raise self._error(missing[0], f"it is colocated with ops already on {device.name}, "
-                                  f"which has no {missing[0].type} kernel")
+                                  f"which has no {_kernel_name(device, missing[0])} kernel")
             for op in todo:
                 self._record(op, device, f"colocated with {anchor.name}")
             return
@@ -125,19 +125,18 @@ class Placer:
                 for op in owners:
                     requested.merge_from(self._spec(op.device))
                 conflict = None
-        types_needed = {op.type for op in group}
         if self.default_task is not None and requested.job is None:
             local = requested.copy()
             local.job, local.replica, local.task = (self.default_task.job, self.default_task.replica,
                                                     self.default_task.task)
-            if any(local.matches(d.spec) and all(d.has_kernel(t) for t in types_needed)
+            if any(local.matches(d.spec) and all(d.has_kernel(op) for op in group)
                    for d in self.devices):
                 requested = local
         if conflict is not None and not self.allow_soft_placement:
             raise self._error(conflict, "it must be colocated with ops whose device requests "
                               f"conflict with its own ({conflict.device!r})")
         matching = [d for d in self.devices if requested.matches(d.spec)]
-        able = [d for d in matching if all(d.has_kernel(t) for t in types_needed)]
+        able = [d for d in matching if all(d.has_kernel(op) for op in group)]
         if able and conflict is None:
             device = min(able, key=_preference)
             for op in todo:
@@ -146,16 +145,15 @@ class Placer:
                     reason = f"colocated with {anchor.name}"
                 self._record(op, device, reason)
             return
-        capable = [d for d in self.devices if all(d.has_kernel(t) for t in types_needed)]
+        capable = [d for d in self.devices if all(d.has_kernel(op) for op in group)]
         if not capable:
-            kernel_less = sorted(t for t in types_needed if not any(d.has_kernel(t) for d in self.devices))
-            op = next(o for o in group if o.type in kernel_less)
+            op = next(o for o in group if not any(d.has_kernel(o) for d in self.devices))
             raise self._error(op, f"no kernel for op type {op.type} is registered for any of the "
                               f"available devices {self.device_names()}")
         wanted = requested.to_string()
         if matching:
             why = (f"no {matching[0].device_type} kernel for "
-                   f"{', '.join(sorted(t for t in types_needed if not matching[0].has_kernel(t)))}")
+                   f"{', '.join(sorted({_kernel_name(matching[0], o) for o in group if not matching[0].has_kernel(o)}))}")
         else:
             why = f"{wanted} does not exist"
         if not self.allow_soft_placement:
@@ -185,6 +183,14 @@ class Placer:
     def _error(self, op: Operation, why: str) -> InvalidArgumentError:
         return InvalidArgumentError(None, op, f"Cannot assign a device for operation {op.name}: "
                                     f"{why}. Available devices: {self.device_names()}")
+
+
+def _kernel_name(device: Device, op: Operation) -> str:
+    """The kernel a device lacks: its type, with the dtypes when the device has the type's kernel."""
+    if op.type not in device.backend.KERNELS:
+        return op.type
+    dtypes = sorted({t.dtype.name for t in list(op.inputs) + list(op.outputs)})
+    return f"{op.type} on {'/'.join(dtypes)} tensors"
 
 
 def _preference(device: Device):
