@@ -87,12 +87,12 @@ def _m_square(T):
 
 
 def _m_sign(T):
-    one = T(1)
+    zero, one = T(0), T(1)
 
     def f(v):
-        if v > 0:
+        if v > zero:
             return one
-        if v < 0:
+        if v < zero:
             return -one
         return v  # 0 stays 0; NaN stays NaN (as np.sign)
     return f
@@ -149,7 +149,7 @@ def _m_ceil(T):
 
 
 def _m_round(T):
-    one, half, two = T(1), T(0.5), T(2)
+    zero, one, half, two = T(0), T(1), T(0.5), T(2)
 
     def f(v):
         # Half to even, as np.rint and TensorFlow's Round; v - floor(v) is exact.
@@ -157,7 +157,7 @@ def _m_round(T):
             return v
         r = math.floor(v)
         d = v - r
-        if d > half or (d == half and math.fmod(r, two) != 0):
+        if d > half or (d == half and math.fmod(r, two) != zero):
             r += one
         return r
     return f
@@ -170,11 +170,11 @@ def _simple(fn):
 
 
 def _m_sigmoid(T):
-    one = T(1)
+    zero, one = T(0), T(1)
     exp = _M.exp
 
     def f(v):
-        if v >= 0:
+        if v >= zero:
             return one / (one + exp(-v))
         e = exp(v)  # exp of a negative number cannot overflow
         return e / (one + e)
