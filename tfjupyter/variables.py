@@ -6,6 +6,7 @@ every use of the variable reads through, so gradients flow back to ``w``).
 """
 from __future__ import annotations
 
+import os
 from typing import Callable, List, Optional, Sequence
 
 from .framework import dtypes
@@ -302,10 +303,16 @@ def report_uninitialized_variables(var_list: Optional[Sequence[Variable]] = None
         var_list = global_variables() + local_variables()
     graph = get_default_graph()
     with graph.name_scope(name):
-        names = array_ops.constant([v.op.name for v in var_list] or [""], dtype=dtypes.string)
         flags = [is_variable_initialized(v) for v in var_list]
-        return graph.create_op("ReportUninitialized", [names] + flags, {"N": len(flags)},
-                               name="report").outputs[0]
+        with graph.device(_UNINITIALIZED_REPORTING_DEVICE):  # string tensors: on the host, as TF
+            names = array_ops.constant([v.op.name for v in var_list] or [""], dtype=dtypes.string)
+            return graph.create_op("ReportUninitialized", [names] + flags, {"N": len(flags)},
+                                   name="report").outputs[0]
+
+
+# TF's TF_DEVICE_FOR_UNINITIALIZED_VARIABLE_REPORTING: where the name list and the report run.
+_UNINITIALIZED_REPORTING_DEVICE = os.environ.get(
+    "TF_DEVICE_FOR_UNINITIALIZED_VARIABLE_REPORTING", "/cpu:0")
 
 
 @register_op("ReportUninitialized")
@@ -318,8 +325,9 @@ NotDifferentiable("ReportUninitialized")
 
 def assert_variables_initialized(var_list: Optional[Sequence[Variable]] = None) -> Operation:
     report = report_uninitialized_variables(var_list)
-    return report.graph.create_op("AssertNoneUninitialized", [report], {},
-                                  name="assert_variables_initialized")
+    with report.graph.device(_UNINITIALIZED_REPORTING_DEVICE):
+        return report.graph.create_op("AssertNoneUninitialized", [report], {},
+                                      name="assert_variables_initialized")
 
 
 @register_op("AssertNoneUninitialized")
