@@ -111,6 +111,11 @@ class GPUState:
         """A context in which Numba launches and allocates on this GPU."""
         return self._gpu if self._gpu is not None else _nothing
 
+    def synchronize(self) -> None:
+        """Waits for everything queued on this GPU's stream."""
+        with self.active():
+            self.stream.synchronize()
+
     def blocks(self, n: int) -> int:
         return max(1, min(math.ceil(n / THREADS), self.max_blocks))
 

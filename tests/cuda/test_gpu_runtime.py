@@ -166,3 +166,24 @@ def test_string_tensors_stay_on_the_cpu_even_for_ops_with_gpu_kernels():
     with tf.Session() as sess:
         with pytest.raises(tf.errors.InvalidArgumentError, match="no GPU kernel for Const on string tensors"):
             sess.run(name)
+
+
+def test_traced_steps_time_gpu_ops_on_their_device(monkeypatch):
+    from tfjupyter.kernels.cuda._runtime import GPUState
+    waits = []
+    real_synchronize = GPUState.synchronize
+    monkeypatch.setattr(GPUState, "synchronize", lambda self: waits.append(1) or real_synchronize(self))
+    with tf.device("/gpu:0"):
+        a = tf.constant(np.ones((8, 8), np.float32), name="a")
+        b = tf.matmul(a, a, name="b")
+    meta = tf.RunMetadata()
+    with tf.Session() as sess:
+        sess.run(b)
+        assert waits == []  # plain steps never wait for the GPU between ops
+        value = sess.run(b, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+                         run_metadata=meta)
+    np.testing.assert_array_equal(value, np.full((8, 8), 8.0, np.float32))
+    assert len(waits) == 2  # after each GPU op of the traced step, so its time is the kernel's
+    stats = meta.step_stats.dev_stats[GPU.format(0)]
+    assert [s["node_name"] for s in stats] == ["a", "b"]
+    assert all(s["op_end_rel_micros"] >= 0 for s in stats)

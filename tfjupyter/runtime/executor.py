@@ -215,6 +215,12 @@ class Plan:
                     emit(f"{', '.join(outs)}, = {call}", op)
                 if traced:
                     namespace[f"op{index}"] = op
+                    # Accelerator kernels return at launch: a traced step waits for each one, so
+                    # its time is the kernel's (traced steps are slower; plain steps never wait).
+                    finish = getattr(device.state, "synchronize", None)
+                    if finish is not None:
+                        namespace[f"wait{index}"] = finish
+                        emit(f"wait{index}()")
                     emit(f"_stats.add({device.name!r}, op{index}, _s, _time())")
                 for k, t in enumerate(op._outputs):
                     where[t] = None if k in host_outputs else home
