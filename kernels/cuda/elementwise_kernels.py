@@ -1,5 +1,6 @@
 """GPU kernels for elementwise ops: unary and binary math, comparisons, logic, Cast, Select,
-AddN, SumToShape, ZerosLike/OnesLike/Fill.
+AddN, SumToShape, ZerosLike/OnesLike/Fill, and the tf.nn activations (Relu, Relu6, Elu, Softplus)
+and their gradients.
 
 Every op is a small device function (``f(v)`` or ``f(x, y)``) made per compute dtype, so that its
 constants have the tensor's dtype (a float64 literal would turn float32 math into float64 math),
@@ -30,6 +31,7 @@ from typing import Callable, Dict, List, Sequence, Tuple
 import numpy as np
 from numba import cuda
 
+from tfjupyter.framework import errors
 from tfjupyter.ops import _shapes
 
 from ..cpu.math_kernels import _sum_axes
@@ -64,10 +66,6 @@ def _compute_type(dtype: np.dtype):
 
 def _np_dtype(tensor) -> np.dtype:
     return np.dtype(tensor.dtype.as_numpy_dtype)
-
-
-def _is_float(dtype: np.dtype) -> bool:
-    return dtype.kind == "f"
 
 
 # -- device functions, made per compute type -------------------------------------------------------
@@ -400,10 +398,69 @@ def _m_sigmoid_grad(T):
     return lambda y, dy: dy * y * (one - y)
 
 
-_GRADS: Dict[str, Callable] = {
-    "SqrtGrad": _m_sqrt_grad, "RsqrtGrad": _m_rsqrt_grad, "ReciprocalGrad": _m_reciprocal_grad,
-    "TanhGrad": _m_tanh_grad, "SigmoidGrad": _m_sigmoid_grad,
+# -- activations (tf.nn), made per compute type as the others ---------------------------------------
+def _m_relu(T):
+    zero = T(0)
+    return lambda v: v if v > zero else zero
+
+
+def _m_relu6(T):
+    zero, six = T(0), T(6)
+    return lambda v: min(max(v, zero), six)
+
+
+def _m_elu(T):
+    zero = T(0)
+    expm1 = _M.expm1
+    return lambda v: v if v > zero else expm1(v)
+
+
+def _m_softplus(T):
+    zero = T(0)
+    exp, log1p = _M.exp, _M.log1p
+    # log(1 + e^v) = max(v, 0) + log1p(e^-|v|): no overflow for large |v|.
+    return lambda v: max(v, zero) + log1p(exp(-abs(v)))
+
+
+def _m_relu_grad(T):
+    zero = T(0)
+    return lambda g, f: g if f > zero else zero
+
+
+def _m_relu6_grad(T):
+    zero, six = T(0), T(6)
+    return lambda g, f: g if zero < f < six else zero
+
+
+def _m_elu_grad(T):
+    zero, one = T(0), T(1)
+    return lambda g, y: g * (y + one) if y < zero else g
+
+
+def _m_softplus_grad(T):
+    half = T(0.5)
+    tanh = _M.tanh
+    # sigmoid via tanh: finite for any feature value.
+    return lambda g, f: g * (half + half * tanh(half * f))
+
+
+_UNARY.update({"Relu": (_m_relu, "fiu"), "Relu6": (_m_relu6, "fiu"), "Elu": (_m_elu, "f"),
+               "Softplus": (_m_softplus, "f")})
+
+# Gradient ops (y or features, dy or gradients in the op's input order): maker, dtype kinds run on
+# the device.
+_GRADS: Dict[str, Tuple[Callable, str]] = {
+    "SqrtGrad": (_m_sqrt_grad, "f"), "RsqrtGrad": (_m_rsqrt_grad, "f"),
+    "ReciprocalGrad": (_m_reciprocal_grad, "f"), "TanhGrad": (_m_tanh_grad, "f"),
+    "SigmoidGrad": (_m_sigmoid_grad, "f"),
+    "ReluGrad": (_m_relu_grad, "fiu"), "Relu6Grad": (_m_relu6_grad, "fiu"),
+    "EluGrad": (_m_elu_grad, "fiu"), "SoftplusGrad": (_m_softplus_grad, "fiu"),
 }
+
+# The tf.nn activations run int32 on the device too (they are data, not shapes), and their
+# gradients report mismatched shapes as the other nn kernels (InvalidArgumentError).
+_ACTIVATIONS = {"Relu", "Relu6", "Elu", "Softplus", "ReluGrad", "Relu6Grad", "EluGrad",
+                "SoftplusGrad"}
 
 
 # -- kernel shapes ---------------------------------------------------------------------------------
@@ -641,7 +698,7 @@ def _on_device(kinds: str, dtype: np.dtype, int32_on_host: bool = True) -> bool:
 @KERNELS.register(*_UNARY)
 def unary(op, ctx):
     dtype = _np_dtype(op.inputs[0])
-    if not _on_device(_UNARY[op.type][1], dtype):
+    if not _on_device(_UNARY[op.type][1], dtype, int32_on_host=op.type not in _ACTIVATIONS):
         return run_on_host(op, ctx)
     out_dtype = _out_dtype(op)
     f = _device_function(_UNARY, op.type, dtype)
@@ -659,14 +716,19 @@ def unary(op, ctx):
 @KERNELS.register(*_GRADS)
 def unary_grad(op, ctx):
     dtype = _np_dtype(op.inputs[0])
-    if not _is_float(dtype):
+    activation = op.type in _ACTIVATIONS
+    if not _on_device(_GRADS[op.type][1], dtype, int32_on_host=not activation):
         return run_on_host(op, ctx)
-    f = _cached(("fn", op.type, dtype.str), lambda: _device(_GRADS[op.type](_compute_type(dtype))))
+    f = _device_function(_GRADS, op.type, dtype)
     load = _cached(("load", dtype.str), lambda: _loader(dtype))
     kernel = _cached(("same", op.type, dtype.str), lambda: _build_binary_same(f, load))
     name = op.name
 
     def run(y, dy):
+        if y.shape != dy.shape and activation:
+            raise errors.InvalidArgumentError(
+                None, op, f"{op.type} op '{name}': inputs must have the same shape, got "
+                          f"{list(y.shape)} and {list(dy.shape)}.")
         if y.shape != dy.shape:
             raise ValueError(f"{name}: Inputs must have the same shape: {dims_text(y.shape)} vs. "
                              f"{dims_text(dy.shape)}")

@@ -1,5 +1,6 @@
-"""GPU kernels for the neural-network ops: convolution, pooling, bias, activations, softmax,
-losses and LRN.  NHWC throughout, with TensorFlow's (and the CPU kernels') semantics.
+"""GPU kernels for the neural-network ops: convolution, pooling, bias, softmax, losses and LRN.
+NHWC throughout, with TensorFlow's (and the CPU kernels') semantics.  The activations (Relu,
+Relu6, Elu, Softplus and their gradients) are elementwise_kernels' unary and gradient ops.
 
 Convolutions are im2col + GEMM (matmul_kernels): a gather kernel writes the patch matrix of a
 chunk of the batch (one row per output pixel, its columns ordered like the HWIO filter
@@ -18,8 +19,8 @@ L2Loss and LRN accumulate in float64.  Sparse labels out of
 [0, classes) cannot raise from the device: their row's loss and gradient are NaN, as TF's GPU
 kernel does.
 
-float16 tensors are computed in float32 (converted on the device by a copy kernel), except where a
-kernel only compares with zero and copies; bookkeeping inputs (sizes, shapes) are host memory.
+float16 tensors are computed in float32 (converted on the device by a copy kernel); bookkeeping
+inputs (sizes, shapes) are host memory.
 
 Constants in the kernels have the tensor's type (``x.dtype.type(0)``, or ``T(0)`` in a kernel
 built per dtype): Numba types float32 combined with a Python int or float as float64, and float64
@@ -618,7 +619,8 @@ def bias_add_grad_kernel(op, ctx):
 
 
 # ---------------------------------------------------------------------------------------------
-# Activations
+# Kernels built per compute dtype (the activations are elementwise_kernels' unary and gradient
+# ops: Relu, Relu6, Elu, Softplus and their gradients)
 
 
 def _compute_type(dtype) -> type:
@@ -636,138 +638,6 @@ def _per_dtype(maker: Callable) -> Callable:
     """
     build = functools.lru_cache(maxsize=None)(maker)
     return lambda dtype: build(_compute_type(dtype))
-
-
-@_per_dtype
-def _relu(T):
-    zero = T(0)
-
-    @cuda.jit
-    def relu(x, out):
-        start, stride = cuda.grid(1), cuda.gridsize(1)
-        for i in range(start, out.size, stride):
-            v = x[i]
-            out[i] = v if v > zero else zero
-    return relu
-
-
-@_per_dtype
-def _relu6(T):
-    zero, six = T(0), T(6)
-
-    @cuda.jit
-    def relu6(x, out):
-        start, stride = cuda.grid(1), cuda.gridsize(1)
-        for i in range(start, out.size, stride):
-            out[i] = min(max(x[i], zero), six)
-    return relu6
-
-
-@_per_dtype
-def _elu(T):
-    zero = T(0)
-
-    @cuda.jit
-    def elu(x, out):
-        start, stride = cuda.grid(1), cuda.gridsize(1)
-        for i in range(start, out.size, stride):
-            v = x[i]
-            out[i] = v if v > zero else math.expm1(v)
-    return elu
-
-
-@_per_dtype
-def _softplus(T):
-    zero = T(0)
-
-    @cuda.jit
-    def softplus(x, out):
-        start, stride = cuda.grid(1), cuda.gridsize(1)
-        for i in range(start, out.size, stride):
-            v = x[i]
-            # log(1 + e^v) = max(v, 0) + log1p(e^-|v|): no overflow for large |v|.
-            out[i] = max(v, zero) + math.log1p(math.exp(-abs(v)))
-    return softplus
-
-
-@_per_dtype
-def _relu_grad(T):
-    zero = T(0)
-
-    @cuda.jit
-    def relu_grad(g, f, out):
-        start, stride = cuda.grid(1), cuda.gridsize(1)
-        for i in range(start, out.size, stride):
-            out[i] = g[i] if f[i] > zero else zero
-    return relu_grad
-
-
-@_per_dtype
-def _relu6_grad(T):
-    zero, six = T(0), T(6)
-
-    @cuda.jit
-    def relu6_grad(g, f, out):
-        start, stride = cuda.grid(1), cuda.gridsize(1)
-        for i in range(start, out.size, stride):
-            v = f[i]
-            out[i] = g[i] if zero < v < six else zero
-    return relu6_grad
-
-
-@_per_dtype
-def _elu_grad(T):
-    zero, one = T(0), T(1)
-
-    @cuda.jit
-    def elu_grad(g, y, out):
-        start, stride = cuda.grid(1), cuda.gridsize(1)
-        for i in range(start, out.size, stride):
-            v = y[i]
-            out[i] = g[i] * (v + one) if v < zero else g[i]
-    return elu_grad
-
-
-@_per_dtype
-def _softplus_grad(T):
-    half = T(0.5)
-
-    @cuda.jit
-    def softplus_grad(g, f, out):
-        start, stride = cuda.grid(1), cuda.gridsize(1)
-        for i in range(start, out.size, stride):
-            # sigmoid via tanh: finite for any feature value.
-            out[i] = g[i] * (half + half * math.tanh(half * f[i]))
-    return softplus_grad
-
-
-def _elementwise(op, ctx, kernel_for: Callable, needs_float32: bool) -> Callable:
-    def run(*inputs):
-        first = inputs[0]
-        for other in inputs[1:]:
-            if other.shape != first.shape:
-                raise _bad(op, f"inputs must have the same shape, got {list(first.shape)} "
-                               f"and {list(other.shape)}.")
-        out = _runtime.empty(ctx, first.shape, first.dtype)
-        if out.size:
-            _runtime.launch(ctx, kernel_for(first.dtype), out.size)(
-                *(_flat(a) for a in inputs), _flat(out))
-        return out
-    return _half_as_float32(op, ctx, run) if needs_float32 else run
-
-
-# (kernel builder, whether float16 goes through float32): only the kernels that merely compare
-# against 0 and copy run on float16 directly (comparing in float32, see _compute_type).
-_ACTIVATIONS = {"Relu": (_relu, False), "Relu6": (_relu6, True), "Elu": (_elu, True),
-                "Softplus": (_softplus, True), "ReluGrad": (_relu_grad, False),
-                "Relu6Grad": (_relu6_grad, True), "EluGrad": (_elu_grad, True),
-                "SoftplusGrad": (_softplus_grad, True)}
-
-
-@KERNELS.register(*_ACTIVATIONS)
-def activation_kernel(op, ctx):
-    kernel_for, needs_float32 = _ACTIVATIONS[op.type]
-    return _elementwise(op, ctx, kernel_for, needs_float32)
 
 
 # ---------------------------------------------------------------------------------------------

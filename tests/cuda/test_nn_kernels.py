@@ -318,6 +318,7 @@ from numba import types
 from numba.cuda import dispatcher
 from numba.cuda.compiler import compile_cuda
 from tfjupyter.kernels.cuda import nn_kernels as nn
+from tfjupyter.kernels.cuda import elementwise_kernels as ew
 
 class Hopper:  # device functions compile for the current device's compute capability
     compute_capability = (9, 0)
@@ -334,12 +335,20 @@ CASES = {
     "softmax_xent": (nn._row_kernels(np.float32).softmax_xent, (F32, F32, I64, I64, F32, F32)),
     "sparse_softmax_xent": (nn._row_kernels(np.float32).sparse_softmax_xent,
                             (F32, types.int32[::1], I64, I64, F32, F32)),
-    "relu float16": (nn._relu(np.float16), (F16, F16)),
-    "relu_grad float16": (nn._relu_grad(np.float16), (F16, F16, F16)),
 }
-for name in ("relu", "relu6", "elu", "softplus"):
-    CASES[name] = (getattr(nn, "_" + name)(np.float32), (F32, F32))
-    CASES[name + "_grad"] = (getattr(nn, "_%s_grad" % name)(np.float32), (F32, F32, F32))
+
+def activation(op_type, dtype):
+    # The activations are elementwise_kernels' unary and gradient ops.
+    d = np.dtype(dtype)
+    grad = op_type.endswith("Grad")
+    f = ew._device((ew._GRADS if grad else ew._UNARY)[op_type][0](ew._compute_type(d)))
+    return (ew._build_binary_same if grad else ew._build_unary)(f, ew._loader(d))
+
+for op_type in ("Relu", "Relu6", "Elu", "Softplus"):
+    for dtype, arr in ((np.float32, F32), (np.float16, F16)):
+        suffix = "" if dtype == np.float32 else " float16"
+        CASES[op_type + suffix] = (activation(op_type, dtype), (arr, arr))
+        CASES[op_type + "Grad" + suffix] = (activation(op_type + "Grad", dtype), (arr, arr, arr))
 
 def ir_of(library, seen):
     if id(library) in seen:
