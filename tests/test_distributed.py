@@ -340,3 +340,21 @@ def test_restarted_ps_gets_its_variables_back_from_the_checkpoint(token_env, tmp
             if p.poll() is None:
                 p.kill()
             p.communicate()
+
+
+def test_string_fetches_cross_the_wire(token_env):
+    """A merged summary is a numpy bytes scalar (not an object array): it must travel too."""
+    server = tf.train.Server.create_local_server()
+    try:
+        x = tf.placeholder(tf.float32, [None])
+        tf.summary.scalar("mean", tf.reduce_mean(x))
+        merged = tf.summary.merge_all()
+        strings = tf.constant([b"ab", b"c\x00d", b""])
+        with tf.Session(server.target) as sess:
+            serialized, values = sess.run([merged, strings], {x: [1.0, 2.0]})
+        assert list(values) == [b"ab", b"c\x00d", b""]
+        from tensorboard.compat.proto import summary_pb2
+        summary = summary_pb2.Summary.FromString(serialized)
+        assert summary.value[0].simple_value == 1.5
+    finally:
+        server.stop(0)

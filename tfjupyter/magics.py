@@ -309,6 +309,8 @@ def load_ipython_extension(ipython) -> TFMagics:
     if magics is None:
         magics = _loaded[ipython] = TFMagics(shell=ipython)
         ipython.register_magics(magics)
+        from .cluster.magics import ClusterMagics
+        ipython.register_magics(ClusterMagics(shell=ipython))
         ipython.events.register("pre_run_cell", magics.pre_run_cell)
         ipython.events.register("post_run_cell", magics.post_run_cell)
     return magics
@@ -323,7 +325,11 @@ def unload_ipython_extension(ipython) -> None:
     ipython.events.unregister("post_run_cell", magics.post_run_cell)
     magics._deactivate()
     table = ipython.magics_manager.magics
-    for kind, names in magics.magics.items():
-        for name in names:
-            table[kind].pop(name, None)
-    ipython.magics_manager.registry.pop(type(magics).__name__, None)
+    registry = ipython.magics_manager.registry
+    for instance in (magics, registry.get("ClusterMagics")):
+        if instance is None:
+            continue
+        for kind, names in instance.magics.items():
+            for name in names:
+                table[kind].pop(name, None)
+        registry.pop(type(instance).__name__, None)

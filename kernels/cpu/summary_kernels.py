@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import struct
 import sys
+import time
 import zlib
 
 import numpy as np
 
 from tfjupyter.framework import errors
+from tfjupyter.runtime import events
 from tfjupyter.summary._encoding import (field_bytes, field_double, field_varint, parse_fields,
                                           varint)
 
@@ -59,6 +61,25 @@ def _value(tag: bytes, payload: bytes) -> bytes:
     return field_bytes(1, tag) + payload
 
 
+_summary_listeners = events.listeners["summary"]  # the list itself: subscribe() appends to it
+
+
+def _publish_scalars(tags, values) -> None:
+    """A SummaryRecord per (tag, value) of a ScalarSummary that ran (only when listened to)."""
+    now = time.time()
+    try:
+        if isinstance(tags, bytes) and np.ndim(values) == 0:
+            pairs = [(tags, values)]
+        else:
+            pairs = zip(_tags_array(tags).reshape(-1), np.asarray(values).reshape(-1))
+        records = [events.SummaryRecord(t.decode(errors="replace") if isinstance(t, bytes)
+                                        else str(t), float(v), now) for t, v in pairs]
+    except (TypeError, ValueError):
+        return  # the kernel itself reports malformed inputs
+    for record in records:
+        events.publish("summary", record)
+
+
 @KERNELS.register("ScalarSummary")
 def scalar_summary(op, ctx):
     heads = {}  # tag -> encoded bytes up to the float, for the common scalar-tag case
@@ -71,6 +92,8 @@ def scalar_summary(op, ctx):
         return h
 
     def run(tags, values):
+        if _summary_listeners:
+            _publish_scalars(tags, values)
         if isinstance(tags, bytes) and np.ndim(values) == 0:
             try:
                 return head(tags) + struct.pack("<f", values)

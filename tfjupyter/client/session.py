@@ -14,7 +14,7 @@ import numpy as np
 
 from ..framework import dtypes, errors
 from ..framework.device import DeviceSpec
-from ..framework.ops import Graph, Operation, Tensor, get_default_graph
+from ..framework.ops import Graph, GraphKeys, Operation, Tensor, get_default_graph
 from ..runtime import cancellation, events
 from ..runtime.devices import Device, local_devices
 from ..runtime.executor import Plan, StepStats
@@ -136,6 +136,139 @@ class _FeedConverter:
         return arr.astype(self.np_dtype, copy=False)
 
 
+class _StepProbe:
+    """Where a step's StepRecord finds its examples and global step, decided once per plan
+    (the rule is in runtime/events.py), so a listened step pays a few attribute reads."""
+
+    __slots__ = ("mode", "index", "static", "dequeued", "global_step", "override")
+
+    # mode: how examples are found
+    NONE, STATIC, FEED_LEADING, FEED_VALUE, FETCH_VALUE, DEQUEUED = range(6)
+
+    def __init__(self):
+        self.mode = _StepProbe.NONE
+        self.index = -1
+        self.static = 0
+        self.dequeued = None
+        self.global_step = -1   # index in the plan's results, or -1
+        self.override = None    # the graph's examples_per_step collection when decided
+
+    def examples(self, feeds: list, results: list) -> int:
+        mode = self.mode
+        try:
+            if mode == 2:   # FEED_LEADING
+                v = feeds[self.index]
+                return int(v.shape[0]) if v.ndim else 0
+            if mode == 1:   # STATIC
+                return self.static
+            if mode == 5:   # DEQUEUED
+                return int(self.dequeued[0])
+            if mode == 3:   # FEED_VALUE
+                return int(np.asarray(feeds[self.index]).reshape(-1)[0])
+            if mode == 4:   # FETCH_VALUE
+                return int(np.asarray(results[self.index]).reshape(-1)[0])
+        except (AttributeError, IndexError, TypeError, ValueError):
+            pass
+        return 0
+
+    def global_step_of(self, results: list) -> Optional[int]:
+        if self.global_step < 0:
+            return None
+        try:
+            return int(np.asarray(results[self.global_step]).reshape(-1)[0])
+        except (IndexError, TypeError, ValueError):
+            return None
+
+
+def _global_step_tensors(graph: Graph) -> set:
+    """The tensors whose value is the graph's global step: the variable, its read snapshot,
+    Identity ops of it, and the hooks' shared read (``global_step/add``)."""
+    found = graph.get_collection(GraphKeys.GLOBAL_STEP)
+    if len(found) == 1:
+        step = found[0]
+    elif found:
+        return set()
+    else:
+        try:
+            step = graph.get_tensor_by_name("global_step:0")
+        except (KeyError, ValueError):
+            return set()
+    base = getattr(step, "_variable", step)
+    if not isinstance(base, Tensor):
+        return set()
+    tensors = {base}
+    snapshot = getattr(step, "_snapshot", None)
+    if isinstance(snapshot, Tensor):
+        tensors.add(snapshot)
+    for op in base.consumers():
+        if op.type in ("Identity", "Snapshot") and op._outputs:
+            tensors.add(op._outputs[0])
+    from ..train.basic_session_run_hooks import _GLOBAL_STEP_READ_KEY
+    tensors.update(t for t in graph.get_collection(_GLOBAL_STEP_READ_KEY) if isinstance(t, Tensor))
+    return tensors
+
+
+def _step_probe(graph: Graph, tensors: List[Optional[Tensor]], feed_tensors: tuple,
+                targets: List[Operation], distributed: bool, allow_extra: bool = True):
+    """The StepProbe of a plan, and any tensor the plan should fetch beyond the caller's (the
+    examples override, when the step computes it anyway and ``allow_extra``)."""
+    from ..runtime.executor import needed_ops
+    from ..train.training_util import EXAMPLES_PER_STEP_KEY, get_examples_per_step
+    probe = _StepProbe()
+    probe.override = graph._collections.get(EXAMPLES_PER_STEP_KEY)
+    extra = []
+    steps = _global_step_tensors(graph)
+    for i, t in enumerate(tensors):
+        if t is not None and t in steps:
+            probe.global_step = i
+            break
+    override = get_examples_per_step(graph)
+    if isinstance(override, int):
+        probe.mode, probe.static = _StepProbe.STATIC, override
+        return probe, extra
+    if isinstance(override, str):
+        try:
+            tensor = graph.as_graph_element(override, allow_tensor=True, allow_operation=False)
+        except (KeyError, ValueError, TypeError):
+            tensor = None
+        if tensor is not None:
+            if tensor in feed_tensors:
+                probe.mode, probe.index = _StepProbe.FEED_VALUE, feed_tensors.index(tensor)
+                return probe, extra
+            if tensor in tensors:
+                probe.mode, probe.index = _StepProbe.FETCH_VALUE, tensors.index(tensor)
+                return probe, extra
+            if allow_extra and tensor.op in needed_ops(tensors, list(feed_tensors), targets):
+                probe.mode, probe.index = _StepProbe.FETCH_VALUE, len(tensors)
+                extra.append(tensor)
+                return probe, extra
+    unknown_leading = [i for i, t in enumerate(feed_tensors)
+                       if t.shape.ndims and t.shape.as_list()[0] is None]
+    if unknown_leading:
+        probe.mode, probe.index = _StepProbe.FEED_LEADING, unknown_leading[0]
+        return probe, extra
+    for i, t in enumerate(feed_tensors):
+        if t.shape.ndims is None:
+            probe.mode, probe.index = _StepProbe.FEED_LEADING, i
+            return probe, extra
+        if t.shape.ndims >= 1:
+            probe.mode, probe.static = _StepProbe.STATIC, t.shape.as_list()[0]
+            return probe, extra
+    if not distributed:
+        probe.mode = _StepProbe.DEQUEUED   # resolved once the plan exists (plan.dequeued)
+    return probe, extra
+
+
+def _resolve_dequeued(probe: _StepProbe, plan) -> None:
+    if probe.mode == _StepProbe.DEQUEUED:
+        probe.dequeued = getattr(plan, "dequeued", None)
+        if probe.dequeued is None:
+            probe.mode = _StepProbe.NONE
+
+
+_EXAMPLES_PER_STEP_KEY = "examples_per_step"   # train.training_util.EXAMPLES_PER_STEP_KEY
+
+
 class BaseSession:
     def __init__(self, target: str = "", graph: Optional[Graph] = None,
                  config: Optional[ConfigProto] = None):
@@ -157,7 +290,7 @@ class BaseSession:
             self.devices = local_devices(device_count=self.config.device_count,
                                          gpu_options=self.config.gpu_options)
         self._placer = Placer(self.devices, self.config.allow_soft_placement, default_task)
-        self._plans: Dict[Any, Tuple[_FetchStructure, Plan, List[_FeedConverter]]] = {}
+        self._plans: Dict[Any, Tuple[_FetchStructure, Plan, List[_FeedConverter], _StepProbe]] = {}
         self._closed = False
         self._lock = threading.Lock()
         self._active_steps: set = set()
@@ -220,7 +353,7 @@ class BaseSession:
             entry = self._compile(fetches, feed_tensors)
             if key[0] is not None:
                 self._plans[key] = entry
-        structure, plan, converters = entry
+        structure, plan, converters, probe = entry
         values = [convert(v) for convert, v in zip(converters, feed_values)]
         traced = options is not None and options.trace_level and run_metadata is not None
         token = cancellation.CancellationToken(
@@ -245,8 +378,11 @@ class BaseSession:
         _last_run_session = self._weakref
         if events.listeners["step"]:
             end = time.perf_counter()
-            events.publish("step", events.StepRecord(self.id, self.steps, time.time(), end - start,
-                                                     len(structure.elements), len(plan.ops)))
+            if probe.override is not self.graph._collections.get(_EXAMPLES_PER_STEP_KEY):
+                probe = self._reprobe(key, entry)   # set_examples_per_step since the compile
+            events.publish("step", events.step_record(
+                self.id, self.steps, time.time(), end - start, len(structure.elements),
+                len(plan.ops), probe.examples(values, results), probe.global_step_of(results)))
         return structure.build(results)
 
     def _resolve_feeds(self, feed_dict) -> Tuple[tuple, list]:
@@ -275,12 +411,28 @@ class BaseSession:
         structure = _FetchStructure(self.graph, fetches)
         tensors = [e if isinstance(e, Tensor) else None for e in structure.elements]
         targets = [e for e in structure.elements if isinstance(e, Operation)]
+        probe, extra = _step_probe(self.graph, tensors, feed_tensors, targets,
+                                   self._cluster is not None)
         plan_class = Plan
         if self._cluster is not None:
             from ..distributed.master import DistributedPlan as plan_class
         with self._lock:
-            plan = plan_class(self, tensors, list(feed_tensors), targets)
-        return structure, plan, [_FeedConverter(t) for t in feed_tensors]
+            plan = plan_class(self, tensors + extra, list(feed_tensors), targets)
+        _resolve_dequeued(probe, plan)
+        return structure, plan, [_FeedConverter(t) for t in feed_tensors], probe
+
+    def _reprobe(self, key, entry) -> "_StepProbe":
+        """A new StepProbe for a cached plan, after the examples override changed (it can use
+        only what the plan already feeds and fetches)."""
+        structure, plan, converters, _ = entry
+        targets = [e for e in structure.elements if isinstance(e, Operation)]
+        feeds = tuple(c.tensor for c in converters)
+        probe, _ = _step_probe(self.graph, list(plan.fetches), feeds, targets,
+                               self._cluster is not None, allow_extra=False)
+        _resolve_dequeued(probe, plan)
+        if self._plans.get(key) is entry:
+            self._plans[key] = (structure, plan, converters, probe)
+        return probe
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def cancel_running_steps(self, reason: str = "Steps were cancelled") -> None:
@@ -294,8 +446,8 @@ class BaseSession:
             self.cancel_running_steps("Session was closed while the step was running")
             if self._cluster is not None:
                 # Variables live on the tasks and outlive the session; only our graphs go.
-                for _, plan, _ in self._plans.values():
-                    plan.deregister()
+                for entry in self._plans.values():
+                    entry[1].deregister()
                 self._cluster.close()
             else:
                 for device in self.devices:

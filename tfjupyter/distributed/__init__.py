@@ -3,10 +3,11 @@
 Roles: ``server`` (a task, any process) hosts a ``worker`` (runs graph partitions, serves
 tensors); ``master`` (in the client's process) places, partitions and runs steps for a
 ``tf.Session(server.target)``. ``wire`` frames tensors; ``auth`` holds the cluster token and TLS.
+``telemetry`` serves per-task telemetry (Telemetry.Poll); ``watch()`` follows it from a notebook.
 """
 from __future__ import annotations
 
-__all__ = ["ClusterSpec", "Server"]
+__all__ = ["ClusterSpec", "Server", "watch"]
 
 
 def __getattr__(name):  # grpc is imported only when a cluster is used
@@ -16,4 +17,7 @@ def __getattr__(name):  # grpc is imported only when a cluster is used
     if name == "Server":
         from .server import Server
         return Server
+    if name == "watch":
+        from .telemetry import watch
+        return watch
     raise AttributeError(name)

@@ -16,6 +16,7 @@ from ..runtime.devices import local_devices
 from . import protocol_pb2 as pb
 from .auth import TlsConfig, TokenInterceptor, channel_options, resolve_token
 from .cluster import ClusterSpec
+from .telemetry import service_handler as _telemetry_handler
 from .worker import Worker
 
 __all__ = ["Server", "ServerDef"]
@@ -121,24 +122,20 @@ class Server:
         if port == 0:
             raise errors.UnavailableError(None, None, f"Server for /job:{job_name}/task:{task_index}"
                                           f" could not bind {address}: is the port in use?")
+        self._port = port
         bound = f"{address.rpartition(':')[0]}:{port}"
         if bound != address:  # port 0: the cluster learns the port the OS chose
-            jobs = cluster.as_dict()
-            tasks = dict(enumerate(jobs[job_name])) if isinstance(jobs[job_name], list) else jobs[job_name]
-            tasks[task_index] = bound
-            jobs[job_name] = tasks
-            cluster = ClusterSpec(jobs)
-        self._cluster = cluster
+            cluster = _with_address(cluster, job_name, task_index, bound)
         self._address = bound
-        _limit_intra_op_threads(cluster, job_name, task_index, config)
         device_count = getattr(config, "device_count", None) if config is not None else None
         gpu_options = getattr(config, "gpu_options", None) if config is not None else None
         self._devices = local_devices(job_name, 0, task_index, device_count, gpu_options)
         credentials = self._tls.channel_credentials() if self._tls.enabled else None
         self._worker = Worker(job_name, task_index, self._devices, cluster, self._token, credentials)
-        self._grpc.add_generic_rpc_handlers((_service_handlers(self._worker),))
+        self._grpc.add_generic_rpc_handlers((_service_handlers(self._worker),
+                                             _telemetry_handler(self)))
         self.server_def = ServerDef(cluster, job_name, task_index, protocol, config)
-        _register_local_server(self)
+        self._set_cluster(cluster)
         atexit.register(_stop_at_exit, weakref.ref(self))
         _log.info("Started server with target: %s", self.target)
         if start:
@@ -179,6 +176,41 @@ class Server:
         self._grpc.stop(grace).wait(grace)
         self._stop_event.set()
         _unregister_local_server(self)
+
+    @property
+    def port(self) -> int:
+        """The port this server holds (the one the OS chose when the cluster said 0)."""
+        return self._port
+
+    def complete_cluster(self, cluster) -> None:
+        """Gives a server that is not started yet the whole cluster.
+
+        A cluster whose tasks bind port 0 on several hosts is assembled in two phases: every task
+        first binds (holding its port, so no other process can take it), then the driver sends
+        all of them the ClusterSpec built from the ports they hold. This task's entry must name
+        the port this server holds; its host may differ from the bound one (a server bound to
+        0.0.0.0 is reached by its host name).
+        """
+        cluster = ClusterSpec(cluster)
+        job, task = self.server_def.job_name, self.server_def.task_index
+        address = cluster.task_address(job, task)
+        if address.rpartition(":")[2] != str(self._port):
+            raise ValueError(f"complete_cluster: /job:{job}/task:{task} is at {address!r} in the "
+                             f"new cluster, but this server holds port {self._port}")
+        with self._lock:
+            if self._started:
+                raise RuntimeError("Server: complete_cluster must come before start()")
+        _unregister_local_server(self)
+        self._address = address
+        self._set_cluster(cluster)
+
+    def _set_cluster(self, cluster: ClusterSpec) -> None:
+        job, task = self.server_def.job_name, self.server_def.task_index
+        self._cluster = cluster
+        self._worker.cluster = cluster
+        self.server_def.cluster = cluster
+        _limit_intra_op_threads(cluster, job, task, self._config)
+        _register_local_server(self)
 
     @staticmethod
     def create_local_server(config=None, start: bool = True) -> "Server":
@@ -229,6 +261,14 @@ def _limit_intra_op_threads(cluster: ClusterSpec, job: str, task: int, config) -
         numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
     except (ImportError, ValueError):
         pass
+
+
+def _with_address(cluster: ClusterSpec, job: str, task: int, address: str) -> ClusterSpec:
+    jobs = cluster.as_dict()
+    tasks = dict(enumerate(jobs[job])) if isinstance(jobs[job], list) else jobs[job]
+    tasks[task] = address
+    jobs[job] = tasks
+    return ClusterSpec(jobs)
 
 
 def _stop_at_exit(ref) -> None:

@@ -68,7 +68,7 @@ def control_frame(message) -> bytes:
 
 
 def _to_bytes_view(value: np.ndarray) -> Tuple[np.ndarray, memoryview]:
-    if value.dtype == object:
+    if value.dtype.kind in "OSU":  # numpy's fixed-width bytes/str too (a summary's b"...")
         items = [v if isinstance(v, bytes) else str(v).encode() for v in value.reshape(-1)]
         lengths = np.array([len(v) for v in items], dtype=np.int64)
         return value, memoryview(lengths.tobytes() + b"".join(items))

@@ -38,6 +38,8 @@ _PERSISTENT_OUTPUT_TYPES = frozenset({"Const", "VariableV2"})
 # Ops that forward their input unchanged within a device: the plan aliases instead of calling.
 _FORWARDING_TYPES = frozenset({"Identity", "StopGradient", "Snapshot"})
 _ORDERING_ONLY_TYPES = frozenset({"NoOp"})
+# Ops whose first output's leading dimension is the step's batch (StepRecord.examples, rule c).
+_BATCH_TYPES = frozenset({"QueueDequeueManyV2", "QueueDequeueUpToV2"})
 # Ops whose CPU kernels return a numpy view of one input (value: that input's index). A view of
 # a persistent buffer is persistent too, so fetching it copies.
 _VIEW_TYPES = {"Reshape": 0, "ExpandDims": 0, "Squeeze": 0, "Transpose": 0, "Slice": 0,
@@ -120,6 +122,8 @@ class Plan:
         self.filename = f"<tfjupyter plan {self.id}>"
         self.ops = needed_ops(self.fetches, self.feeds, self.targets)
         self.placement = session._place(self.ops)
+        # The leading dim of the first dequeued batch of the last step (None: no dequeue op).
+        self.dequeued = [0] if any(op.type in _BATCH_TYPES for op in self.ops) else None
         from ..kernels.cpu._threads import SPLIT_OP_TYPES, single_threaded_blas
         splits = any(op.type in SPLIT_OP_TYPES for op in self.ops)
         self._threads = single_threaded_blas if splits else contextlib.nullcontext()
@@ -133,7 +137,8 @@ class Plan:
         assigned: Dict[Operation, Device] = session._placer.assigned
         names: Dict[Tensor, str] = {}
         persistent = set()
-        namespace = {"_copy": np.array, "_time": time.perf_counter}
+        namespace = {"_copy": np.array, "_time": time.perf_counter, "_dequeued": self.dequeued}
+        batch_noted = False
         lines = ["def step(feeds, _stats=None):"]
         line_ops: Dict[int, Operation] = {}
         for i, t in enumerate(self.feeds):
@@ -213,6 +218,9 @@ class Plan:
                     emit(f"{outs[0]} = {call}", op)
                 else:
                     emit(f"{', '.join(outs)}, = {call}", op)
+                if not batch_noted and op.type in _BATCH_TYPES and outs and home is None:
+                    emit(f"_dequeued[0] = {outs[0]}.shape[0] if {outs[0]}.ndim else 0")
+                    batch_noted = True
                 if traced:
                     namespace[f"op{index}"] = op
                     # Accelerator kernels return at launch: a traced step waits for each one, so

@@ -14,9 +14,11 @@ from ..ops import array_ops
 from ..variables import Variable
 
 __all__ = ["global_step", "get_global_step", "create_global_step", "get_or_create_global_step",
-           "assert_global_step"]
+           "assert_global_step", "set_examples_per_step", "get_examples_per_step"]
 
 _GLOBAL_STEP_NAME = "global_step"
+# The graph collection holding the examples-per-step override (one int or one tensor name).
+EXAMPLES_PER_STEP_KEY = "examples_per_step"
 
 
 # -- the global step -------------------------------------------------------------------------------
@@ -81,6 +83,45 @@ def get_or_create_global_step(graph: Optional[Graph] = None) -> Union[Variable, 
     graph = graph or get_default_graph()
     step = get_global_step(graph)
     return step if step is not None else create_global_step(graph)
+
+
+# -- examples per step (what StepRecord.examples counts) -------------------------------------------
+def set_examples_per_step(examples: Union[int, Tensor, str, None],
+                          graph: Optional[Graph] = None) -> None:
+    """Says how many examples each step of ``graph`` (the default graph) processes, for step
+    telemetry (``StepRecord.examples``, ``watch()``'s examples/sec), overriding the feed rule.
+
+    ``examples`` is an int (every Session.run of the graph counts it), a scalar integer tensor
+    or its name (its value counts, in steps that feed it, fetch it or compute it anyway; other
+    steps fall back to the feed rule), or None to remove the override. Kept in the graph
+    collection ``examples_per_step``, so it travels with exported meta graphs."""
+    graph = graph or get_default_graph()
+    graph.clear_collection(EXAMPLES_PER_STEP_KEY)
+    if examples is None:
+        return
+    if isinstance(examples, Variable):
+        examples = examples.value()
+    if isinstance(examples, (Tensor, str)):
+        tensor = graph.as_graph_element(examples, allow_tensor=True, allow_operation=False)
+        if tensor.shape.ndims not in (None, 0) or not tensor.dtype.base_dtype.is_integer:
+            raise ValueError(f"set_examples_per_step: {tensor.name} must be a scalar integer "
+                             f"tensor, not {tensor.dtype.name} of shape {tensor.shape}")
+        graph.add_to_collection(EXAMPLES_PER_STEP_KEY, tensor.name)
+        return
+    if isinstance(examples, bool) or int(examples) != examples or examples < 0:
+        raise ValueError(f"set_examples_per_step: expected a count >= 0, a scalar integer tensor "
+                         f"or None, got {examples!r}")
+    graph.add_to_collection(EXAMPLES_PER_STEP_KEY, int(examples))
+
+
+def get_examples_per_step(graph: Optional[Graph] = None) -> Union[int, str, None]:
+    """The override ``set_examples_per_step`` set on ``graph``: an int, a tensor name, or None."""
+    graph = graph or get_default_graph()
+    found = graph.get_collection(EXAMPLES_PER_STEP_KEY)
+    if not found:
+        return None
+    value = found[-1]
+    return value.decode() if isinstance(value, bytes) else value
 
 
 # -- slot variables ----------------------------------------------------------------------------------

@@ -1,0 +1,508 @@
+"""``Cluster``: ps and worker tasks on ipyparallel engines, driven from a notebook or a script.
+
+ipyparallel starts the processes (its launchers: local, ssh, mpi, slurm, pbs, lsf, ...) and
+carries code to them; each engine then serves one task of the cluster over tfjupyter's gRPC
+runtime, which carries tensors and telemetry. The engine id -> task table is kept here, since
+ipyparallel does not tag engines: each engine set is started with its task in its environment.
+"""
+from __future__ import annotations
+
+import atexit
+import copy
+import logging
+import os
+import secrets
+import signal
+import textwrap
+import time
+import weakref
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Sequence, Union
+
+from . import engine as _engine
+from .launch import ClusterError, TaskPlan, launcher_class, plan_tasks
+from .runs import Run, TaskError
+
+__all__ = ["Cluster", "Task"]
+
+_log = logging.getLogger("tfjupyter.cluster")
+
+_TASK_ENV_PASSTHROUGH = ("TFJUPYTER_TLS_CERT", "TFJUPYTER_TLS_KEY", "TFJUPYTER_TLS_CA")
+
+
+@dataclass
+class Task:
+    """One task of the cluster and the engine that serves it."""
+    job: str
+    index: int
+    engine_id: int
+    host: str = ""
+    pid: int = 0
+    address: str = ""
+    devices: List[dict] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return f"{self.job}:{self.index}"
+
+    @property
+    def device_name(self) -> str:
+        return f"/job:{self.job}/replica:0/task:{self.index}"
+
+
+class Cluster:
+    """A TensorFlow-style cluster whose tasks are ipyparallel engines.
+
+    ``Cluster(ps=1, workers=2).start()`` starts a controller and one engine per task with
+    ipyparallel's ``engines`` launcher, then a ``tf.train.Server`` in each. ``run`` executes code
+    on tasks (a ``%%tf_worker`` cell is ``run(cell, job="worker")``), ``status()`` is a table,
+    ``watch()`` streams telemetry, ``stop()`` ends every process it started.
+
+    Remote engines: ``engines="ssh", hosts=["gpu1", "gpu2"]`` (``launcher_config`` passes traits
+    to ipyparallel's launcher, e.g. ``{"ssh_args": [...], "remote_python": "..."}``); batch
+    launchers (``"slurm"``, ``"pbs"``, ``"lsf"``, ``"mpi"``) take their settings from the
+    ipyparallel ``profile``.
+    """
+
+    def __init__(self, ps: int = 1, workers: int = 2, engines: str = "local",
+                 hosts: Sequence[str] = (), gpus_per_worker: int = 0,
+                 profile: Optional[str] = None, controller_ip: Optional[str] = None,
+                 controller_location: Optional[str] = None,
+                 launcher_config: Optional[Dict] = None, environment: Optional[Dict] = None,
+                 start_timeout: float = 120.0, log_level: int = 40):
+        launcher_class(engines)  # fails here, naming the known launchers
+        env = {k: os.environ[k] for k in _TASK_ENV_PASSTHROUGH if os.environ.get(k)}
+        env.update(environment or {})
+        self._plans: List[TaskPlan] = plan_tasks(ps, workers, engines, hosts, gpus_per_worker, env)
+        self.engines = engines
+        self.profile = profile
+        self._controller_ip = controller_ip
+        self._controller_location = controller_location
+        self._launcher_config = dict(launcher_config or {})
+        self.start_timeout = start_timeout
+        self._log_level = log_level
+        self.token = secrets.token_hex(32)
+        self._ipp = None                  # the ipyparallel.Cluster we started (None if attached)
+        self.client = None                # ipyparallel.Client
+        self.tasks: List[Task] = []
+        self.spec = None                  # tf.train.ClusterSpec once started
+        self._runs: List[Run] = []
+        self._watcher = None
+        self._owns_engines = True
+        self._stopped = False
+        self.start_time: Optional[float] = None
+
+    # -- starting ------------------------------------------------------------------------------
+    @classmethod
+    def attach(cls, profile: str = "default", ps: Sequence[int] = (0,),
+               workers: Sequence[int] = (1,), cluster_id: str = "", url_file: Optional[str] = None,
+               timeout: float = 30.0) -> "Cluster":
+        """Gives roles to the engines of a running ipyparallel cluster (engine ids per job)."""
+        import ipyparallel
+
+        ps, workers = list(ps), list(workers)
+        if not workers:
+            raise ClusterError("attach needs at least one worker engine (--workers 1,2)")
+        clash = set(ps) & set(workers)
+        if clash or len(set(ps)) != len(ps) or len(set(workers)) != len(workers):
+            raise ClusterError(f"an engine can serve one task only; engine ids given twice: "
+                               f"{sorted(clash) or 'within a job'}")
+        self = cls.__new__(cls)
+        cls.__init__(self, ps=len(ps), workers=len(workers), engines="local")
+        self._owns_engines = False
+        self.profile = profile
+        try:
+            kwargs = {"url_file": url_file} if url_file else {"profile": profile,
+                                                             "cluster_id": cluster_id}
+            self.client = ipyparallel.Client(timeout=timeout, **kwargs)
+        except Exception as e:
+            raise ClusterError(f"cannot connect to the ipyparallel cluster of profile {profile!r}: "
+                               f"{type(e).__name__}: {e}") from None
+        missing = [i for i in ps + workers if i not in self.client.ids]
+        if missing:
+            raise ClusterError(f"engine ids {missing} are not in the ipyparallel cluster of "
+                               f"profile {profile!r}; its engines are {self.client.ids}")
+        for plan, eid in zip(self._plans, ps + workers):
+            plan.advertise_host = None  # the engine names its own host
+        engine_ids = dict(zip((p.name for p in self._plans), ps + workers))
+        self._bootstrap(engine_ids)
+        return self
+
+    def start(self) -> "Cluster":
+        """Starts the controller, one engine per task, and every task's server."""
+        import ipyparallel
+
+        if self.client is not None:
+            return self
+        t0 = time.monotonic()
+        kwargs = dict(n=0, engines=self.engines, log_level=self._log_level,
+                      engine_timeout=self.start_timeout)
+        if self.profile:
+            kwargs["profile"] = self.profile
+        remote_hosts = [p.advertise_host for p in self._plans if p.host]
+        if self._controller_ip:
+            kwargs["controller_ip"] = self._controller_ip
+        elif self.engines == "local" or (remote_hosts and all(p.bind_host == "127.0.0.1"
+                                                              for p in self._plans)):
+            kwargs["controller_ip"] = "127.0.0.1"
+        elif remote_hosts:
+            kwargs["controller_ip"] = "*"  # engines on other hosts must reach it
+        if self._controller_location:
+            kwargs["controller_location"] = self._controller_location
+        self._ipp = ipyparallel.Cluster(**kwargs)
+        _live_clusters.add(self)
+        try:
+            self._call_launcher("the controller", self._ipp.start_controller_sync)
+            for plan in self._plans:
+                # Launchers edit what they are given (ssh_args gains -p): a copy for each.
+                launcher_kwargs = dict(copy.deepcopy(self._launcher_config),
+                                       environment=dict(plan.environment))
+                if plan.host:
+                    launcher_kwargs["engines"] = {plan.host: 1}
+                try:
+                    self._call_launcher(f"/job:{plan.job}/task:{plan.index}",
+                                        self._ipp.start_engines_sync, 1,
+                                        engine_set_id=plan.engine_set_id, **launcher_kwargs)
+                except ClusterError:
+                    # Nothing of it started, so there is nothing for ipyparallel to stop (and
+                    # its ssh launcher would try to reach the host again to stop it).
+                    self._ipp.engines.pop(plan.engine_set_id, None)
+                    raise
+            self.client = self._ipp.connect_client_sync()
+            self._wait_for_engines(len(self._plans), t0)
+            self._bootstrap(self._engine_roles())
+        except BaseException:
+            self.stop()
+            raise
+        self.start_time = time.monotonic() - t0
+        return self
+
+    def _call_launcher(self, what: str, fn, *args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:
+            detail = getattr(e, "output", None) or getattr(e, "stderr", None) or ""
+            if isinstance(detail, bytes):
+                detail = detail.decode(errors="replace")
+            raise ClusterError(f"ipyparallel's {self.engines!r} launcher failed to start {what}: "
+                               f"{type(e).__name__}: {e}"
+                               + (f"\n{detail.strip()[-2000:]}" if detail.strip() else "")) from e
+
+    def _wait_for_engines(self, n: int, t0: float) -> None:
+        deadline = t0 + self.start_timeout
+        while len(self.client.ids) < n:
+            for set_id, engine_set in list(self._ipp.engines.items()):
+                stopped = getattr(engine_set, "stop_data", None)
+                if stopped and not engine_set.running:
+                    raise ClusterError(f"the engine of {_set_task(set_id)} exited while starting "
+                                       f"({stopped}):\n{_engine_output(engine_set)}")
+            if time.monotonic() > deadline:
+                outputs = "\n".join(f"{_set_task(s)}: {_engine_output(e)}"
+                                    for s, e in self._ipp.engines.items())
+                raise ClusterError(f"only {len(self.client.ids)} of {n} engines registered with "
+                                   f"the controller within {self.start_timeout:.0f} s "
+                                   f"(launcher {self.engines!r}).\n{outputs}")
+            time.sleep(0.1)
+
+    def _engine_roles(self) -> Dict[str, int]:
+        """task name -> engine id, from the role each engine found in its environment."""
+        ids = list(self.client.ids)
+        view = self.client[ids]
+        self._check_tfjupyter(ids)
+        roles = view.apply_sync(_engine.role)
+        table = {}
+        for eid, role in zip(ids, roles):
+            if role in table or role not in {p.name for p in self._plans}:
+                raise ClusterError(f"engine {eid} has role {role!r}, which is not a task of this "
+                                   "cluster or is served twice (is another cluster using this "
+                                   "ipyparallel profile?)")
+            table[role] = eid
+        return table
+
+    def _check_tfjupyter(self, ids: List[int]) -> None:
+        """Engines whose Python lacks tfjupyter fail here, by name, not in a pickling error."""
+        probe = self.client[ids].execute(
+            "import sys, socket\n_tfj_python = (sys.executable, socket.gethostname())\n"
+            "import tfjupyter.cluster.engine", block=False)
+        probe.wait(self.start_timeout)
+        problems = []
+        for eid, value in zip(ids, probe.get(return_exceptions=True)):
+            if isinstance(value, BaseException):
+                problems.append(f"engine {eid}: {getattr(value, 'ename', type(value).__name__)}: "
+                                f"{getattr(value, 'evalue', value)}")
+        if problems:
+            where = self.client[ids].pull("_tfj_python", block=True)
+            pythons = sorted({f"{host}: {exe}" for exe, host in where})
+            raise ClusterError("tfjupyter cannot be imported on the engines; install it in the "
+                               f"Python the engines run ({'; '.join(pythons)}):\n  "
+                               + "\n  ".join(problems))
+
+    def _bootstrap(self, engine_ids: Dict[str, int]) -> None:
+        """Binds every task's server, assembles the ClusterSpec from the ports held, serves."""
+        from ..distributed.cluster import ClusterSpec
+
+        if not self._owns_engines:
+            self._check_tfjupyter(list(engine_ids.values()))
+        binds = {}
+        for plan in self._plans:
+            eid = engine_ids[plan.name]
+            binds[plan.name] = self.client[eid].apply_async(
+                _engine.bind, plan.job, plan.index, plan.advertise_host, plan.bind_host, self.token)
+        tasks, jobs = [], {}
+        for plan in self._plans:
+            info = self._task_result(plan.name, binds[plan.name], "binding its server")
+            tasks.append(Task(plan.job, plan.index, engine_ids[plan.name], info["hostname"],
+                              info["pid"], info["address"], info["devices"]))
+            jobs.setdefault(plan.job, {})[plan.index] = info["address"]
+        self.tasks = tasks
+        self.spec = ClusterSpec(jobs)
+        serving = {t.name: self.client[t.engine_id].apply_async(_engine.serve, self.spec.as_dict())
+                   for t in tasks}
+        for name, ar in serving.items():
+            self._task_result(name, ar, "starting its server")
+        view = self.client[[t.engine_id for t in tasks]]
+        view.execute("import tfjupyter.cluster.engine as _tfj_engine\n"
+                     "globals().update(_tfj_engine.namespace())\ndel _tfj_engine", block=True)
+
+    def _task_result(self, task: str, async_result, doing: str):
+        try:
+            return async_result.get(self.start_timeout)
+        except Exception as e:
+            raise ClusterError(f"/job:{task.replace(':', '/task:')} failed {doing}: "
+                               f"{getattr(e, 'ename', type(e).__name__)}: "
+                               f"{getattr(e, 'evalue', e)}") from None
+
+    # -- using ---------------------------------------------------------------------------------
+    def task(self, name: str) -> Task:
+        for t in self.tasks:
+            if t.name == name:
+                return t
+        raise ClusterError(f"no task {name!r} in this cluster; tasks are "
+                           f"{', '.join(t.name for t in self.tasks)}")
+
+    def select(self, job: Optional[str] = "worker", tasks: Optional[Sequence[int]] = None
+               ) -> List[Task]:
+        """The tasks of ``job`` (every job if None), optionally only those indices."""
+        self._check_running()
+        if job is not None and job not in {t.job for t in self.tasks}:
+            raise ClusterError(f"no job {job!r} in this cluster; jobs are "
+                               f"{', '.join(sorted({t.job for t in self.tasks}))}")
+        chosen = [t for t in self.tasks if job is None or t.job == job]
+        if tasks is not None:
+            indices = {t.index for t in chosen}
+            bad = [i for i in tasks if i not in indices]
+            if bad:
+                raise ClusterError(f"--tasks {','.join(map(str, bad))}: job {job!r} has tasks "
+                                   f"{', '.join(str(i) for i in sorted(indices))}")
+            chosen = [t for t in chosen if t.index in set(tasks)]
+        return chosen
+
+    def run(self, code: Union[str, Callable], *args, job: Optional[str] = "worker",
+            tasks: Optional[Sequence[int]] = None, block: bool = True,
+            timeout: Optional[float] = None, **kwargs):
+        """Runs a cell's code (a string) or a function on tasks.
+
+        Output appears as it is printed, each line prefixed with its task (``[worker:1] ...``).
+        ``block=True`` returns ``{task: value}`` (``None`` for code) and raises ``TaskError``
+        naming every task that failed; ``block=False`` returns the ``Run`` at once (its output
+        and errors come out at ``wait()``).
+        """
+        chosen = self.select(job, tasks)
+        view = self.client[[t.engine_id for t in chosen]]
+        if isinstance(code, str):
+            code = textwrap.dedent(code)
+            try:
+                compile(code, f"<{job or 'cluster'} cell>", "exec")
+            except SyntaxError as e:
+                raise SyntaxError(f"the cell for the {job or 'cluster'} tasks does not compile: "
+                                  f"{e.msg} (line {e.lineno})") from None
+            if args or kwargs:
+                raise TypeError("arguments are for functions; code runs in each task's namespace")
+            async_result = view.execute(code, block=False, silent=False)
+            what = f"the {job or 'cluster'} cell"
+        elif callable(code):
+            async_result = view.apply_async(code, *args, **kwargs)
+            what = getattr(code, "__name__", "the function")
+        else:
+            raise TypeError(f"run() takes code (str) or a function, got {type(code).__name__}")
+        run = Run(what, async_result, [t.name for t in chosen])
+        self._runs.append(run)
+        if not block:
+            return run
+        try:
+            return run.result(timeout)
+        except KeyboardInterrupt:
+            self.interrupt()
+            run.stream(timeout=10)
+            raise
+        finally:
+            if run.done():
+                self._runs.remove(run)
+
+    def wait(self, timeout: Optional[float] = None) -> Dict[str, object]:
+        """Waits for every ``block=False`` run: shows their output, raises their errors."""
+        results, failures = {}, {}
+        for run in list(self._runs):
+            try:
+                results.update(run.result(timeout))
+            except TaskError as e:
+                failures.update(e.failures)
+            self._runs.remove(run)
+        if failures:
+            raise TaskError("code run on the cluster", failures)
+        return results
+
+    def interrupt(self, job: Optional[str] = None) -> None:
+        """Sends SIGINT to the engines (KeyboardInterrupt in the code they are running)."""
+        ids = [t.engine_id for t in self.select(job)] if job else [t.engine_id for t in self.tasks]
+        ids = [i for i in ids if i in self.client.ids]
+        if ids:
+            self.client.send_signal(signal.SIGINT, targets=ids, block=True)
+
+    def busy_tasks(self) -> set:
+        busy = set()
+        for run in self._runs:
+            busy.update(run.pending_tasks())
+        return busy
+
+    # -- watching ------------------------------------------------------------------------------
+    def watch(self, **kwargs):
+        """A telemetry watcher over this cluster's gRPC plane (see distributed.telemetry.watch)."""
+        from ..distributed.telemetry import watch
+        self._check_running()
+        return watch(self.spec, token=self.token, **kwargs)
+
+    def _status_watcher(self):
+        if self._watcher is None:
+            self._watcher = self.watch()
+        return self._watcher
+
+    def status(self):
+        """The status table: task, engine, host, pid, address, devices, state, step, rates."""
+        from .status import StatusTable
+        self._check_running()
+        snapshot = self._status_watcher().snapshot()
+        return StatusTable.of(self, snapshot)
+
+    # -- stopping ------------------------------------------------------------------------------
+    def _check_running(self) -> None:
+        if self._stopped:
+            raise ClusterError("this cluster was stopped; start a new one")
+        if self.client is None:
+            raise ClusterError("this cluster is not started; call start() "
+                               "(or %tf_cluster start)")
+
+    def stop(self) -> None:
+        """Stops the servers and every engine and controller this cluster started."""
+        if self._stopped:
+            return
+        self._stopped = True
+        _live_clusters.discard(self)
+        if self._watcher is not None:
+            self._watcher.close()
+            self._watcher = None
+        if self.client is not None and self._runs:
+            try:
+                self.interrupt()
+            except Exception as e:
+                _log.warning("interrupting the running cells failed: %s", e)
+        if self.client is not None and not self._owns_engines and self.tasks:
+            try:
+                self.client[[t.engine_id for t in self.tasks]].apply_sync(_engine.stop)
+            except Exception as e:
+                _log.warning("stopping the task servers failed: %s", e)
+        if self.client is not None:
+            self.client.close()
+        if self._ipp is not None:
+            ours = self._local_processes()
+            try:
+                self._ipp.stop_cluster_sync()
+            except Exception as e:
+                _log.warning("ipyparallel could not stop the cluster cleanly: %s", e)
+            _reap(ours)
+        self._runs.clear()
+
+    def _local_processes(self) -> List:
+        """The controller, engines and nannies of this cluster that run on this machine."""
+        import psutil
+        from ipyparallel.cluster.launcher import LocalProcessLauncher, SSHLauncher
+
+        pids = set()
+        launchers = [self._ipp.controller] + [
+            launcher for engine_set in self._ipp.engines.values()
+            for launcher in getattr(engine_set, "launchers", {}).values()]
+        for launcher in launchers:
+            if isinstance(launcher, LocalProcessLauncher) and not isinstance(launcher, SSHLauncher):
+                pids.add(getattr(launcher, "pid", None))
+        pids.update(t.pid for t in self.tasks if _is_this_host(t.host))
+        found = []
+        for pid in pids - {None, 0}:
+            try:
+                process = psutil.Process(pid)
+                if "ipyparallel" in " ".join(process.cmdline()):
+                    found += [process] + process.children(recursive=True)
+            except psutil.Error:
+                pass
+        return found
+
+    def __enter__(self) -> "Cluster":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = "stopped" if self._stopped else "running" if self.client else "not started"
+        jobs = ", ".join(f"{job}: {n}" for job, n in _count_jobs(self._plans).items())
+        return f"<tfjupyter Cluster ({jobs}) on {self.engines!r} engines, {state}>"
+
+
+def _count_jobs(plans) -> Dict[str, int]:
+    counts: Dict[str, int] = {}
+    for p in plans:
+        counts[p.job] = counts.get(p.job, 0) + 1
+    return counts
+
+
+def _set_task(engine_set_id: str) -> str:
+    job, _, index = engine_set_id.rpartition("-")
+    return f"/job:{job}/task:{index}"
+
+
+def _engine_output(engine_set) -> str:
+    try:
+        text = engine_set.get_output() or ""
+    except Exception as e:
+        text = f"(output unavailable: {e})"
+    return text.strip()[-2000:] or "(no output)"
+
+
+def _is_this_host(host: str) -> bool:
+    import socket
+    return host in (socket.gethostname(), socket.getfqdn())
+
+
+def _reap(processes, timeout: float = 10.0) -> None:
+    """Last resort after ipyparallel's stop: nothing of ours may outlive the cluster."""
+    import psutil
+    _, alive = psutil.wait_procs(processes, timeout=timeout)
+    for process in alive:
+        try:
+            _log.warning("killing %s (pid %d): still running after the cluster stopped",
+                         " ".join(process.cmdline()[:3]), process.pid)
+            process.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(alive, timeout=5)
+
+
+_live_clusters: "weakref.WeakSet[Cluster]" = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_live_clusters() -> None:
+    for cluster in list(_live_clusters):
+        try:
+            cluster.stop()
+        except Exception:
+            pass

@@ -1,0 +1,92 @@
+"""The cluster's status table (HTML in Jupyter, text in a terminal)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional
+
+from ..magics import _html_table, _text_table
+
+__all__ = ["StatusRow", "StatusTable"]
+
+HEADER = ("task", "engine", "host", "pid", "address", "devices", "state", "global step",
+          "steps/s", "examples/s")
+
+
+@dataclass
+class StatusRow:
+    task: str
+    engine: int
+    host: str
+    pid: int
+    address: str
+    devices: str
+    state: str             # starting, idle, running, dead
+    global_step: Optional[int]
+    steps_per_sec: float
+    examples_per_sec: float
+    error: str = ""
+
+    def cells(self) -> List[str]:
+        return [self.task, str(self.engine), self.host, str(self.pid), self.address, self.devices,
+                self.state + (f" ({self.error})" if self.error else ""),
+                "" if self.global_step is None else str(self.global_step),
+                f"{self.steps_per_sec:.1f}", f"{self.examples_per_sec:.0f}"]
+
+
+def describe_devices(devices: List[dict]) -> str:
+    parts = []
+    for d in devices:
+        short = d["name"].rpartition("/device:")[2] or d["name"]
+        if d.get("type") == "GPU":
+            gpu = d.get("description", "").partition("name: ")[2].partition(",")[0]
+            memory = d.get("memory_bytes")
+            short += f" ({gpu}{f', {memory / 2**30:.0f} GiB' if memory else ''})"
+        parts.append(short)
+    return ", ".join(parts)
+
+
+class StatusTable:
+    def __init__(self, rows: List[StatusRow], caption: str):
+        self.rows = rows
+        self.caption = caption
+
+    @classmethod
+    def of(cls, cluster, snapshot: Dict) -> "StatusTable":
+        busy = cluster.busy_tasks()
+        engine_ids = set(cluster.client.ids)
+        rows = []
+        for task in cluster.tasks:
+            seen = snapshot.get(task.device_name)
+            state, error = "starting", ""
+            global_step, steps, examples = None, 0.0, 0.0
+            if seen is not None:
+                global_step = seen.global_step
+                steps, examples = seen.steps_per_sec or 0.0, seen.examples_per_sec or 0.0
+                if seen.state == "dead":
+                    state, error = "dead", seen.error or ""
+                elif seen.state == "alive":
+                    state = "running" if task.name in busy or steps > 0 else "idle"
+            if task.engine_id not in engine_ids and state != "dead":
+                state, error = "dead", "its engine left the ipyparallel cluster"
+            rows.append(StatusRow(task.name, task.engine_id, task.host, task.pid, task.address,
+                                  describe_devices(task.devices), state, global_step, steps,
+                                  examples, error))
+        total = sum(r.examples_per_sec for r in rows)
+        caption = (f"tfjupyter cluster on {cluster.engines!r} engines: "
+                   f"{sum(r.state != 'dead' for r in rows)}/{len(rows)} tasks up, "
+                   f"{total:.0f} examples/s in all")
+        return cls(rows, caption)
+
+    def row(self, task: str) -> StatusRow:
+        for r in self.rows:
+            if r.task == task:
+                return r
+        raise KeyError(task)
+
+    def __str__(self) -> str:
+        return "\n".join([self.caption] + _text_table(HEADER, [r.cells() for r in self.rows]))
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        return _html_table(self.caption, HEADER, [r.cells() for r in self.rows])
