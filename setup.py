@@ -19,12 +19,15 @@ setup(
         "grpcio>=1.60",
         "threadpoolctl>=3.1",
         "ipython>=8.0",
+        "ipyparallel>=8.6",  # clusters: its launchers start the engines that serve the tasks
+        "psutil>=5.9",
     ],
     extras_require={
         # numba-cuda is the maintained CUDA target for Numba (numba's own is deprecated); CuPy
         # adds cuBLAS GEMMs. The tests run the GPU kernels under numba-cuda's simulator.
         "gpu": ["numba-cuda>=0.20", "cupy-cuda12x>=13"],
-        "test": ["pytest>=7", "pytest-timeout>=2.1", "numba-cuda>=0.20"],
+        "test": ["pytest>=7", "pytest-timeout>=2.1", "numba-cuda>=0.20", "nbclient>=0.7",
+                 "nbformat>=5", "ipykernel>=6"],
     },
     entry_points={"console_scripts": ["tfjupyter=tfjupyter.cli:main"]},
 )

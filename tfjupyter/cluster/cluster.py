@@ -303,7 +303,8 @@ class Cluster:
         """Runs a cell's code (a string) or a function on tasks.
 
         Output appears as it is printed, each line prefixed with its task (``[worker:1] ...``).
-        ``block=True`` returns ``{task: value}`` (``None`` for code) and raises ``TaskError``
+        ``block=True`` returns ``{task: value}`` (for code, ipyparallel's ``ExecuteReply``,
+        whose repr shows the value of the cell's last expression) and raises ``TaskError``
         naming every task that failed; ``block=False`` returns the ``Run`` at once (its output
         and errors come out at ``wait()``).
         """
@@ -375,6 +376,10 @@ class Cluster:
     def _status_watcher(self):
         if self._watcher is None:
             self._watcher = self.watch()
+            deadline = time.monotonic() + 3  # the first replies, so no row reads "starting"
+            while time.monotonic() < deadline and any(
+                    s.state == "unknown" for s in self._watcher.snapshot().values()):
+                time.sleep(0.05)
         return self._watcher
 
     def status(self):

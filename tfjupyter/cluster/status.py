@@ -1,6 +1,7 @@
 """The cluster's status table (HTML in Jupyter, text in a terminal)."""
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Dict, List, Optional
 
@@ -53,6 +54,7 @@ class StatusTable:
     @classmethod
     def of(cls, cluster, snapshot: Dict) -> "StatusTable":
         busy = cluster.busy_tasks()
+        now = time.time()
         engine_ids = set(cluster.client.ids)
         rows = []
         for task in cluster.tasks:
@@ -65,7 +67,8 @@ class StatusTable:
                 if seen.state == "dead":
                     state, error = "dead", seen.error or ""
                 elif seen.state == "alive":
-                    state = "running" if task.name in busy or steps > 0 else "idle"
+                    recent = seen.last_step_time is not None and now - seen.last_step_time < 2
+                    state = "running" if task.name in busy or recent else "idle"
             if task.engine_id not in engine_ids and state != "dead":
                 state, error = "dead", "its engine left the ipyparallel cluster"
             rows.append(StatusRow(task.name, task.engine_id, task.host, task.pid, task.address,

@@ -347,7 +347,8 @@ class TaskStatus:
     in the last ``window`` seconds (of the task's clock, extrapolated from its last reply),
     divided by that window, or by the time since the first of them began when that is
     shorter (a task that just started is not under-counted); 0 for a dead task. A step is one
-    Session.run of the task's process; its examples follow the rule in runtime/events.py.
+    Session.run of the task's process that carried a batch (examples > 0), or any run when
+    none did; its examples follow the rule in runtime/events.py.
     """
     task: str
     address: str
@@ -537,7 +538,10 @@ class Watcher:
             return 0.0, 0.0
         first_start = recent[0][0] - recent[0][1]
         span = max(1e-6, min(self.window, task_now - first_start))
-        return len(recent) / span, sum(s[2] for s in recent) / span
+        # Training steps are the runs that carry a batch; hooks' and queue runners' bookkeeping
+        # runs (a sync chief makes one per step) would double the rate.
+        batches = sum(1 for s in recent if s[2])
+        return (batches or len(recent)) / span, sum(s[2] for s in recent) / span
 
     # -- the polling thread ------------------------------------------------------------------------
     def _run(self) -> None:
