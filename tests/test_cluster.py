@@ -322,3 +322,20 @@ def test_launch_plan_deals_hosts_and_gpus():
     assert all("CUDA_VISIBLE_DEVICES" not in p.environment for p in local)
     batch = plan_tasks(0, 2, "slurm")  # the engine names its own host when it binds
     assert {(p.advertise_host, p.bind_host) for p in batch} == {(None, "0.0.0.0")}
+
+
+def test_output_comes_in_whole_labelled_lines_and_keeps_blank_ones():
+    import io
+    from tfjupyter.cluster.runs import Run
+
+    class Result:  # what Run reads of ipyparallel's AsyncResult: per-engine metadata
+        metadata = [{"stdout": "", "stderr": ""}, {"stdout": "", "stderr": ""}]
+
+    run, out = Run("cell", Result(), ["worker:0", "worker:1"]), io.StringIO()
+    Result.metadata[0]["stdout"] = "a\n\nhalf"
+    Result.metadata[1]["stderr"] = "oops\n"
+    run.flush_output(out)
+    assert out.getvalue() == "[worker:0] a\n[worker:0] \n[worker:1] oops\n"
+    Result.metadata[0]["stdout"] += " line\nend"
+    run.flush_output(out, final=True)
+    assert out.getvalue().splitlines()[3:] == ["[worker:0] half line", "[worker:0] end"]

@@ -1,4 +1,5 @@
 """%tf_cluster, %%tf_worker and %%tf_ps in a real IPython shell, on a real local cluster."""
+import os
 import re
 import time
 
@@ -15,14 +16,19 @@ pytestmark = pytest.mark.timeout(240)
 
 
 @pytest.fixture(scope="module")
-def ip(tmp_path_factory):
+def ipython_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("magics") / "ipython"
+
+
+@pytest.fixture(scope="module")
+def ip(ipython_dir):
+    """One shell, and one cluster, for the whole module; ipyparallel's profile in a temp dir."""
     with pytest.MonkeyPatch.context() as mp:
-        base = tmp_path_factory.mktemp("magics")
-        mp.setenv("IPYTHONDIR", str(base / "ipython"))
-        mp.setenv("TFJUPYTER_TOKEN_DIR", str(base / "tokens"))
+        mp.setenv("IPYTHONDIR", str(ipython_dir))
+        mp.setenv("TFJUPYTER_TOKEN_DIR", str(ipython_dir.parent / "tokens"))
         config = Config()
         config.HistoryManager.hist_file = ":memory:"
-        shell = InteractiveShell.instance(config=config, ipython_dir=str(base / "ipython"))
+        shell = InteractiveShell.instance(config=config, ipython_dir=str(ipython_dir))
         shell.run_line_magic("load_ext", "tfjupyter")
         try:
             yield shell
@@ -32,6 +38,19 @@ def ip(tmp_path_factory):
                 magics.cluster.stop()
             shell.run_line_magic("unload_ext", "tfjupyter")
             InteractiveShell.clear_instance()
+
+
+def _ipyparallel_processes(ipython_dir) -> list:
+    """Controllers, engines and nannies started with our IPYTHONDIR (not this process)."""
+    found = []
+    for p in psutil.process_iter(["cmdline", "environ"]):
+        try:
+            if p.pid != os.getpid() and "ipyparallel" in " ".join(p.info["cmdline"] or ()) \
+                    and (p.info["environ"] or {}).get("IPYTHONDIR") == str(ipython_dir):
+                found.append(p)
+        except psutil.Error:
+            pass
+    return found
 
 
 def _magics(ip):
@@ -45,7 +64,9 @@ def _error(result):
 def test_usage_errors_before_a_cluster(ip):
     for line, message in [
         ("start --workers 0", r"at least one worker task \(got --workers 0\)"),
-        ("start --engines nosuchlauncher", r"unknown engine launcher 'nosuchlauncher'.*local"),
+        ("start --engines nosuchlauncher",
+         r"unknown engine launcher 'nosuchlauncher'; ipyparallel's launchers are: "
+         r".*\blocal\b.*\bslurm\b.*\bssh\b"),
         ("start --workers two", r"invalid int value: 'two'"),
         ("bogus", r"usage: %tf_cluster"),
         ("status", r"no cluster: start one with '%tf_cluster start"),
@@ -56,7 +77,7 @@ def test_usage_errors_before_a_cluster(ip):
     assert isinstance(_error(result), UsageError) and "no cluster" in str(_error(result))
 
 
-def test_magics_drive_a_cluster(ip, capsys):
+def test_magics_drive_a_cluster(ip, ipython_dir, capsys):
     status = ip.run_line_magic("tf_cluster", "start --ps 1 --workers 2")
     cluster = _magics(ip).cluster
     out = capsys.readouterr().out
@@ -81,10 +102,14 @@ def test_magics_drive_a_cluster(ip, capsys):
     error = _error(result)
     assert type(error).__name__ == "TaskError" and set(error.failures) == {"worker:1"}
     assert "[worker:1] KeyError: 'no such batch'" in str(error)
+    shown = capsys.readouterr().out  # IPython shows the remote traceback, not the driver's
+    assert "---- [worker:1] remote traceback ----" in shown and "no such batch" in shown, shown
+    assert "[worker:0]" not in shown, shown
 
     result = ip.run_cell("%%tf_worker\nfor i in range(3)\n    print(i)")
     assert isinstance(_error(result), SyntaxError)
-    assert "does not compile" in str(_error(result))
+    assert "does not compile" in str(_error(result)) and "(line 1)" in str(_error(result))
+    capsys.readouterr()
 
     assert ip.run_cell("%%tf_worker --no-block\nimport time\nprint('napping', flush=True)\n"
                        "time.sleep(60)").success
@@ -103,11 +128,16 @@ def test_magics_drive_a_cluster(ip, capsys):
     assert "[worker:1] napping" in capsys.readouterr().out
 
     pids = [t.pid for t in cluster.tasks]
+    running = {p.pid for p in _ipyparallel_processes(ipython_dir)}
+    assert set(pids) < running and len(running) >= 4, running  # the engines and a controller
     ip.run_line_magic("tf_cluster", "stop")
     assert _magics(ip).cluster is None
     deadline = time.monotonic() + 15
     while any(psutil.pid_exists(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not [p for p in pids if psutil.pid_exists(p)]
+    while _ipyparallel_processes(ipython_dir) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _ipyparallel_processes(ipython_dir), "the controller and nannies exit too"
     with pytest.raises(UsageError, match="no cluster"):
         ip.run_line_magic("tf_cluster", "wait")

@@ -74,7 +74,7 @@ def test_the_gpu1_tutorial_runs_on_logical_gpu_1_without_soft_placement():
 
 
 def plan_source(sess):
-    return "\n".join(plan.source for _, plan, _ in sess._plans.values())
+    return "\n".join(entry[1].source for entry in sess._plans.values())
 
 
 def test_an_edge_is_copied_once_however_many_gpu_ops_read_it():

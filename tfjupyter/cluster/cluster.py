@@ -333,7 +333,7 @@ class Cluster:
         try:
             return run.result(timeout)
         except KeyboardInterrupt:
-            self.interrupt()
+            self.interrupt(tasks=run.task_names)
             run.stream(timeout=10)
             raise
         finally:
@@ -353,10 +353,12 @@ class Cluster:
             raise TaskError("code run on the cluster", failures)
         return results
 
-    def interrupt(self, job: Optional[str] = None) -> None:
-        """Sends SIGINT to the engines (KeyboardInterrupt in the code they are running)."""
-        ids = [t.engine_id for t in self.select(job)] if job else [t.engine_id for t in self.tasks]
-        ids = [i for i in ids if i in self.client.ids]
+    def interrupt(self, job: Optional[str] = None, tasks: Optional[Sequence[str]] = None) -> None:
+        """Sends SIGINT to the engines of ``job``, of the named ``tasks`` ("worker:1"), or of
+        every task (KeyboardInterrupt in the code they are running)."""
+        chosen = [self.task(name) for name in tasks] if tasks is not None else \
+            self.select(job) if job else self.tasks
+        ids = [t.engine_id for t in chosen if t.engine_id in self.client.ids]
         if ids:
             self.client.send_signal(signal.SIGINT, targets=ids, block=True)
 
@@ -416,6 +418,8 @@ class Cluster:
                 self.client[[t.engine_id for t in self.tasks]].apply_sync(_engine.stop)
             except Exception as e:
                 _log.warning("stopping the task servers failed: %s", e)
+        if self.client is not None and self._owns_engines:
+            self._shutdown_engines()
         if self.client is not None:
             self.client.close()
         if self._ipp is not None:
@@ -426,6 +430,19 @@ class Cluster:
                 _log.warning("ipyparallel could not stop the cluster cleanly: %s", e)
             _reap(ours)
         self._runs.clear()
+
+    def _shutdown_engines(self, timeout: float = 3.0) -> None:
+        """Asks the engines to exit; the launchers would signal them, wait 5 s, then kill."""
+        ids = [t.engine_id for t in self.tasks if t.engine_id in self.client.ids]
+        try:
+            if ids:
+                self.client.shutdown(targets=ids, block=False)
+        except Exception as e:
+            _log.warning("asking the engines to shut down failed: %s", e)
+            return
+        deadline = time.monotonic() + timeout
+        while set(ids) & set(self.client.ids) and time.monotonic() < deadline:
+            time.sleep(0.05)
 
     def _local_processes(self) -> List:
         """The controller, engines and nannies of this cluster that run on this machine."""
@@ -488,9 +505,19 @@ def _is_this_host(host: str) -> bool:
 
 
 def _reap(processes, timeout: float = 10.0) -> None:
-    """Last resort after ipyparallel's stop: nothing of ours may outlive the cluster."""
+    """After ipyparallel's stop: nothing of ours may outlive the cluster.
+
+    Engine nannies linger a few seconds after their engine exits (they poll it), so whatever is
+    still there after a second is asked to terminate, and killed if it does not.
+    """
     import psutil
-    _, alive = psutil.wait_procs(processes, timeout=timeout)
+    _, alive = psutil.wait_procs(processes, timeout=1.0)
+    for process in alive:
+        try:
+            process.terminate()
+        except psutil.Error:
+            pass
+    _, alive = psutil.wait_procs(alive, timeout=timeout)
     for process in alive:
         try:
             _log.warning("killing %s (pid %d): still running after the cluster stopped",

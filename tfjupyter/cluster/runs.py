@@ -13,6 +13,7 @@ from typing import Dict, List, Optional, Sequence
 __all__ = ["Run", "TaskError"]
 
 _POLL_S = 0.1
+_OUTPUT_GRACE_S = 5.0  # how long the output may trail the reply, at most
 
 
 class TaskError(RuntimeError):
@@ -73,13 +74,14 @@ class Run:
                 if len(text) <= seen and not (final and self._partial.get(key)):
                     continue
                 self._printed[key] = len(text)
-                pending = self._partial.get(key, "") + text[seen:]
-                lines = pending.split("\n")
-                self._partial[key] = "" if final else lines.pop()
+                lines = (self._partial.get(key, "") + text[seen:]).split("\n")
+                rest = lines.pop()  # what follows the last newline: a line still being printed
+                self._partial[key] = "" if final else rest
+                if final and rest:
+                    lines.append(rest)
                 target = out or (sys.stdout if stream == "stdout" else sys.stderr)
                 for line in lines:
-                    if line or not final:
-                        target.write(f"[{task}] {line}\n")
+                    target.write(f"[{task}] {line}\n")
                 target.flush()
 
     def stream(self, timeout: Optional[float] = None, out=None) -> bool:
@@ -91,6 +93,11 @@ class Run:
             if wait <= 0:
                 return False
             self.async_result.wait(wait)
+        # The reply (shell channel) can overtake the last output (IOPub): wait for each engine's
+        # idle status, which follows all of its output, before the final flush.
+        grace = time.monotonic() + _OUTPUT_GRACE_S
+        while not self.async_result.wait_for_output(_POLL_S) and time.monotonic() < grace:
+            self.flush_output(out)
         self.flush_output(out, final=True)
         return True
 
