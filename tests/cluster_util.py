@@ -10,6 +10,18 @@ import sys
 import time
 from typing import Dict, List, Optional
 
+import pytest
+
+TOKEN = "test-token-" + "0" * 20
+
+
+@pytest.fixture
+def token_env(monkeypatch, tmp_path):
+    """The cluster token and a private token folder, for this test's tasks and clients."""
+    monkeypatch.setenv("TFJUPYTER_CLUSTER_TOKEN", TOKEN)
+    monkeypatch.setenv("TFJUPYTER_TOKEN_DIR", str(tmp_path / "tokens"))
+    return {"TFJUPYTER_CLUSTER_TOKEN": TOKEN, "TFJUPYTER_TOKEN_DIR": str(tmp_path / "tokens")}
+
 
 def free_ports(n: int) -> List[int]:
     socks = []

@@ -11,16 +11,7 @@ import tfjupyter as tf
 from tfjupyter.distributed import protocol_pb2 as pb
 from tfjupyter.distributed.auth import TOKEN_METADATA_KEY
 
-from cluster_util import TaskProcesses, loopback_cluster
-
-TOKEN = "test-token-" + "0" * 20
-
-
-@pytest.fixture
-def token_env(monkeypatch, tmp_path):
-    monkeypatch.setenv("TFJUPYTER_CLUSTER_TOKEN", TOKEN)
-    monkeypatch.setenv("TFJUPYTER_TOKEN_DIR", str(tmp_path / "tokens"))
-    return {"TFJUPYTER_CLUSTER_TOKEN": TOKEN, "TFJUPYTER_TOKEN_DIR": str(tmp_path / "tokens")}
+from cluster_util import TOKEN, TaskProcesses, loopback_cluster, token_env  # noqa: F401
 
 
 @pytest.fixture

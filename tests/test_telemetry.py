@@ -15,16 +15,7 @@ from tfjupyter.distributed import telemetry
 from tfjupyter.distributed.auth import TOKEN_METADATA_KEY
 from tfjupyter.runtime import events
 
-from cluster_util import TaskProcesses, loopback_cluster
-
-TOKEN = "test-token-" + "1" * 20
-
-
-@pytest.fixture
-def token_env(monkeypatch, tmp_path):
-    monkeypatch.setenv("TFJUPYTER_CLUSTER_TOKEN", TOKEN)
-    monkeypatch.setenv("TFJUPYTER_TOKEN_DIR", str(tmp_path / "tokens"))
-    return {"TFJUPYTER_CLUSTER_TOKEN": TOKEN, "TFJUPYTER_TOKEN_DIR": str(tmp_path / "tokens")}
+from cluster_util import TOKEN, TaskProcesses, loopback_cluster, token_env  # noqa: F401
 
 
 @pytest.fixture
@@ -209,8 +200,10 @@ def test_watch_an_in_process_cluster_while_it_trains(cleanup):
         fetched = int(sess.run([train, gs], {x: rng.rand(50, 64), y: rng.rand(50, 1)})[1])
 
     ps_name, worker_name = "/job:ps/replica:0/task:0", "/job:worker/replica:0/task:0"
+    # The ring may also hold earlier tests' records, paged in first: wait for this test's last.
     seen = _wait_events(watcher, lambda seen: any(
-        e.kind == "step" and e.data["global_step"] == fetched for e in seen) and any(
+        e.kind == "step" and e.time >= t0 and e.data["global_step"] == fetched
+        for e in seen) and any(
         e.kind == "health" and e.task == ps_name and e.data["global_step"] == 6 for e in seen))
     snap = watcher.snapshot()
     # The process's ring may hold records of earlier tests: look at this test's only.

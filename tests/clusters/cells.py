@@ -1,28 +1,21 @@
-"""The seeds' between-graph program as %%tf_worker cells: only the cluster's names are given."""
+"""The seeds' between-graph program as %%tf_worker cells: only the cluster's names are given.
 
-TRAIN = '''
+The model is tests/dist/between_graph_trainer.py's ``build``, sent as source (the engines cannot
+import the tests), so the program trained by task processes started by hand and by a cluster's
+engines is the same.
+"""
+import inspect
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "dist"))
+import between_graph_trainer  # noqa: E402
+
+TRAIN = inspect.getsource(between_graph_trainer.build) + '''
 tf.reset_default_graph()
-data = tf.datasets.load_digits(seed=task_index)
-with tf.device(tf.train.replica_device_setter(
-        worker_device="/job:worker/task:%d" % task_index, cluster=cluster)):
-    x = tf.placeholder(tf.float32, [None, 64], name="x")
-    y = tf.placeholder(tf.int64, [None], name="y")
-    w1 = tf.get_variable("w1", [64, 128], initializer=tf.truncated_normal_initializer(stddev=0.1))
-    b1 = tf.get_variable("b1", [128], initializer=tf.zeros_initializer())
-    w2 = tf.get_variable("w2", [128, 10], initializer=tf.truncated_normal_initializer(stddev=0.1))
-    b2 = tf.get_variable("b2", [10], initializer=tf.zeros_initializer())
-    logits = tf.matmul(tf.nn.relu(tf.matmul(x, w1) + b1), w2) + b2
-    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
-    accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.argmax(logits, 1), y), tf.float32))
-    tf.summary.scalar("loss", loss)
-    global_step = tf.train.get_or_create_global_step()
-    opt = tf.train.GradientDescentOptimizer(0.3)
-    if MODE == "sync":
-        opt = tf.train.SyncReplicasOptimizer(opt, replicas_to_aggregate=num_workers - BACKUPS,
-                                             total_num_replicas=num_workers)
-    train_op = opt.minimize(loss, global_step=global_step)
-    summaries = tf.summary.merge_all()
-
+data, x, y, loss, accuracy, global_step, opt, train_op = build(
+    num_workers, task_index, MODE, BACKUPS, cluster)
+summaries = tf.summary.scalar("loss", loss)
 hooks = [tf.train.StopAtStepHook(last_step=STEPS)]
 if MODE == "sync":
     hooks.append(opt.make_session_run_hook(is_chief))
