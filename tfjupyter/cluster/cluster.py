@@ -13,6 +13,7 @@ import logging
 import os
 import secrets
 import signal
+import socket
 import textwrap
 import time
 import weakref
@@ -107,8 +108,7 @@ class Cluster:
         if clash or len(set(ps)) != len(ps) or len(set(workers)) != len(workers):
             raise ClusterError(f"an engine can serve one task only; engine ids given twice: "
                                f"{sorted(clash) or 'within a job'}")
-        self = cls.__new__(cls)
-        cls.__init__(self, ps=len(ps), workers=len(workers), engines="local")
+        self = cls(ps=len(ps), workers=len(workers))
         self._owns_engines = False
         self.profile = profile
         try:
@@ -122,8 +122,12 @@ class Cluster:
         if missing:
             raise ClusterError(f"engine ids {missing} are not in the ipyparallel cluster of "
                                f"profile {profile!r}; its engines are {self.client.ids}")
-        for plan, eid in zip(self._plans, ps + workers):
-            plan.advertise_host = None  # the engine names its own host
+        # Engines all on this host talk over loopback; otherwise each is reached by its name.
+        hosts = self.client[ps + workers].apply_sync(socket.gethostname)
+        here = set(hosts) == {socket.gethostname()}
+        for plan in self._plans:
+            plan.advertise_host, plan.bind_host = ("127.0.0.1", "127.0.0.1") if here else \
+                (None, "0.0.0.0")
         engine_ids = dict(zip((p.name for p in self._plans), ps + workers))
         self._bootstrap(engine_ids)
         return self
@@ -139,14 +143,12 @@ class Cluster:
                       engine_timeout=self.start_timeout)
         if self.profile:
             kwargs["profile"] = self.profile
-        remote_hosts = [p.advertise_host for p in self._plans if p.host]
         if self._controller_ip:
             kwargs["controller_ip"] = self._controller_ip
-        elif self.engines == "local" or (remote_hosts and all(p.bind_host == "127.0.0.1"
-                                                              for p in self._plans)):
-            kwargs["controller_ip"] = "127.0.0.1"
-        elif remote_hosts:
-            kwargs["controller_ip"] = "*"  # engines on other hosts must reach it
+        elif all(p.bind_host == "127.0.0.1" for p in self._plans):
+            kwargs["controller_ip"] = "127.0.0.1"  # local engines, or ssh to this host
+        else:
+            kwargs["controller_ip"] = "*"  # engines on other hosts (ssh, batch) must reach it
         if self._controller_location:
             kwargs["controller_location"] = self._controller_location
         self._ipp = ipyparallel.Cluster(**kwargs)
@@ -500,7 +502,6 @@ def _engine_output(engine_set) -> str:
 
 
 def _is_this_host(host: str) -> bool:
-    import socket
     return host in (socket.gethostname(), socket.getfqdn())
 
 
