@@ -21,13 +21,19 @@ setup(
         "ipython>=8.0",
         "ipyparallel>=8.6",  # clusters: its launchers start the engines that serve the tasks
         "psutil>=5.9",
+        # Live dashboards: Bokeh figures in an ipywidget (jupyter_bokeh 4 is the front end for
+        # JupyterLab 4 and Notebook 7).
+        "bokeh>=3.4",
+        "jupyter_bokeh>=4.0",
+        "ipywidgets>=8.0",
     ],
     extras_require={
         # numba-cuda is the maintained CUDA target for Numba (numba's own is deprecated); CuPy
         # adds cuBLAS GEMMs. The tests run the GPU kernels under numba-cuda's simulator.
         "gpu": ["numba-cuda>=0.20", "cupy-cuda12x>=13"],
         "test": ["pytest>=7", "pytest-timeout>=2.1", "numba-cuda>=0.20", "nbclient>=0.7",
-                 "nbformat>=5", "ipykernel>=6"],
+                 "nbformat>=5", "ipykernel>=6", "nbconvert>=7", "jupyterlab>=4.0",
+                 "playwright>=1.40"],
     },
     entry_points={"console_scripts": ["tfjupyter=tfjupyter.cli:main"]},
 )

@@ -310,7 +310,9 @@ def load_ipython_extension(ipython) -> TFMagics:
         magics = _loaded[ipython] = TFMagics(shell=ipython)
         ipython.register_magics(magics)
         from .cluster.magics import ClusterMagics
+        from .widgets.magics import DashboardMagics
         ipython.register_magics(ClusterMagics(shell=ipython))
+        ipython.register_magics(DashboardMagics(shell=ipython))
         ipython.events.register("pre_run_cell", magics.pre_run_cell)
         ipython.events.register("post_run_cell", magics.post_run_cell)
     return magics
@@ -326,7 +328,7 @@ def unload_ipython_extension(ipython) -> None:
     magics._deactivate()
     table = ipython.magics_manager.magics
     registry = ipython.magics_manager.registry
-    for instance in (magics, registry.get("ClusterMagics")):
+    for instance in (magics, registry.get("ClusterMagics"), registry.get("DashboardMagics")):
         if instance is None:
             continue
         for kind, names in instance.magics.items():

@@ -19,13 +19,14 @@ import itertools
 import logging
 import sys
 import threading
+import time
 from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from tfjupyter.framework import errors
 from tfjupyter.framework.tensor_shape import TensorShape
-from tfjupyter.runtime import cancellation
+from tfjupyter.runtime import cancellation, events
 
 from . import KERNELS
 from .array_kernels import as_int
@@ -339,19 +340,23 @@ class AccumulatorResource:
                 None, None, f"Shape mismatch: accumulator '{self.name}' expects gradients of "
                 f"shape {_dims_text(self.dims)}, got {_dims_text(np.shape(grad))}{where}")
         with self._cond:
-            if local_step < self.global_step:
-                return  # a stale gradient: dropped, as in TensorFlow
-            if self.counter == 0:
-                self._sum = np.array(grad, dtype=self.dtype, copy=True)
-            elif self._sum.shape != np.shape(grad):
-                raise errors.InvalidArgumentError(
-                    None, None, f"Shape mismatch: accumulator '{self.name}' holds gradients of "
-                    f"shape {_dims_text(self._sum.shape)}, got {_dims_text(np.shape(grad))}{where}")
-            else:
-                np.add(self._sum, grad, out=self._sum)
-            self.counter += 1
-            if self._takers:
-                self._cond.notify_all()
+            stale = local_step < self.global_step   # a stale gradient: dropped, as in TensorFlow
+            if not stale:
+                if self.counter == 0:
+                    self._sum = np.array(grad, dtype=self.dtype, copy=True)
+                elif self._sum.shape != np.shape(grad):
+                    raise errors.InvalidArgumentError(
+                        None, None, f"Shape mismatch: accumulator '{self.name}' holds gradients "
+                        f"of shape {_dims_text(self._sum.shape)}, got "
+                        f"{_dims_text(np.shape(grad))}{where}")
+                else:
+                    np.add(self._sum, grad, out=self._sum)
+                self.counter += 1
+                if self._takers:
+                    self._cond.notify_all()
+        # Listeners run outside the lock: they may be slow, or read the accumulator.
+        if stale and events.listeners["sync"]:
+            events.publish("sync", events.SyncRecord(self.name, int(local_step), 0, 1, time.time()))
 
     def take(self, num_required: int, where: str) -> np.ndarray:
         """The mean (or sum) of the gradients once ``num_required`` have been applied; resets the
@@ -372,9 +377,11 @@ class AccumulatorResource:
                 finally:
                     self._takers.remove(attempt)
                     self._cond.notify_all()
-            total, count = self._sum, self.counter
+            total, count, step = self._sum, self.counter, self.global_step
             self._sum, self.counter = None, 0
             self.global_step += 1
+        if events.listeners["sync"]:
+            events.publish("sync", events.SyncRecord(self.name, step, count, 0, time.time()))
         if self.mean:
             np.divide(total, count, out=total)
         return total

@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ..framework import dtypes, errors
+from ..framework import dtypes
 from ..framework.device import DeviceSpec
 from ..framework.ops import Graph, GraphKeys, Operation, Tensor, get_default_graph
 from ..runtime import cancellation, events
@@ -356,18 +356,26 @@ class BaseSession:
         structure, plan, converters, probe = entry
         values = [convert(v) for convert, v in zip(converters, feed_values)]
         traced = options is not None and options.trace_level and run_metadata is not None
+        stats = None
+        if traced:
+            stats = StepStats()
+        else:
+            # Sampled for trace listeners (events.request_traces); untraced runs pay one read.
+            every = events.trace_every
+            if every and events.listeners["trace"] and (self.steps + 1) % every == 0:
+                stats = StepStats()
         token = cancellation.CancellationToken(
             options.timeout_in_ms / 1000 if options is not None and options.timeout_in_ms else None)
         self._active_steps.add(token)
         start = time.perf_counter()
         try:
             with cancellation.step_scope(token):
-                if traced:
-                    stats = StepStats()
-                    results = plan.run(values, stats)
-                    run_metadata.step_stats = stats
-                else:
+                if stats is None:
                     results = plan.run(values)
+                else:
+                    results = plan.run(values, stats)
+                    if traced:
+                        run_metadata.step_stats = stats
         finally:
             self._active_steps.discard(token)
         if run_metadata is not None:
@@ -383,6 +391,10 @@ class BaseSession:
             events.publish("step", events.step_record(
                 self.id, self.steps, time.time(), end - start, len(structure.elements),
                 len(plan.ops), probe.examples(values, results), probe.global_step_of(results)))
+        if stats is not None and events.listeners["trace"]:
+            events.publish("trace", events.TraceRecord(
+                self.id, self.steps, time.time(), time.perf_counter() - start,
+                probe.global_step_of(results), stats.dev_stats))
         return structure.build(results)
 
     def _resolve_feeds(self, feed_dict) -> Tuple[tuple, list]:

@@ -265,6 +265,7 @@ class Cluster:
         view = self.client[[t.engine_id for t in tasks]]
         view.execute("import tfjupyter.cluster.engine as _tfj_engine\n"
                      "globals().update(_tfj_engine.namespace())\ndel _tfj_engine", block=True)
+        _serving_clusters.add(self)
 
     def _task_result(self, task: str, async_result, doing: str):
         try:
@@ -407,6 +408,7 @@ class Cluster:
             return
         self._stopped = True
         _live_clusters.discard(self)
+        _serving_clusters.discard(self)
         if self._watcher is not None:
             self._watcher.close()
             self._watcher = None
@@ -529,7 +531,14 @@ def _reap(processes, timeout: float = 10.0) -> None:
     psutil.wait_procs(alive, timeout=5)
 
 
-_live_clusters: "weakref.WeakSet[Cluster]" = weakref.WeakSet()
+_live_clusters: "weakref.WeakSet[Cluster]" = weakref.WeakSet()       # started here: stop at exit
+_serving_clusters: "weakref.WeakSet[Cluster]" = weakref.WeakSet()    # started or attached
+
+
+def serving_clusters() -> List[Cluster]:
+    """The clusters of this process whose servers are up (started or attached, not stopped):
+    what a kernel-wide dashboard follows."""
+    return [c for c in list(_serving_clusters) if not c._stopped]
 
 
 @atexit.register

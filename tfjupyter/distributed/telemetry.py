@@ -3,14 +3,18 @@
 Task side
 ---------
 Constructing a ``Server`` installs (once per process) a **collector**: it subscribes to the
-``runtime.events`` kinds ``step``, ``placement`` and ``summary`` and keeps the last
-``RING_SIZE`` records, numbered by an increasing sequence number. Every Server also serves the
-unary RPC ``/tfjupyter.Telemetry/Poll`` (bytes in and out, JSON) on its grpc server, behind the
-same token interceptor as the worker service: a call without the cluster token is refused with
-UNAUTHENTICATED.
+``runtime.events`` kinds ``step``, ``placement``, ``summary``, ``trace`` and ``sync`` and keeps
+the last ``RING_SIZE`` records, numbered by an increasing sequence number. Every Server also
+serves the unary RPC ``/tfjupyter.Telemetry/Poll`` (bytes in and out, JSON) on its grpc server,
+behind the same token interceptor as the worker service: a call without the cluster token is
+refused with UNAUTHENTICATED.
 
-Request: ``{"since": seq, "max": n, "records": true, "incarnation": "..."}`` (all optional;
-``since`` counts from 0 when ``incarnation`` names another process). Reply (JSON object):
+Request: ``{"since": seq, "max": n, "records": true, "incarnation": "...", "trace_every": n}``
+(all optional; ``since`` counts from 0 when ``incarnation`` names another process).
+``trace_every`` (a positive int) asks the process to trace one Session.run in every n
+(``events.request_traces``): the request holds while polls keep asking for it and lapses
+``TRACE_REQUEST_TTL`` seconds (10) after the last poll that did, so a dashboard that went away
+leaves no tracing on; when pollers ask different n, the smallest wins. Reply (JSON object):
 
 * ``task`` ("/job:worker/replica:0/task:1"), ``address``, ``time`` (the task's clock);
 * ``pid``, ``host``, ``incarnation`` (random per process), ``process_tasks`` (the names of the
@@ -24,6 +28,13 @@ Request: ``{"since": seq, "max": n, "records": true, "incarnation": "..."}`` (al
   - ``placement``: op, type, requested, assigned, reason;
   - ``summary``: tag, value, global_step (the process's latest known global step: the value of
     a ``global_step`` variable held by this process, else the last one a step fetched);
+  - ``trace``: session, step, duration, global_step, dev_stats (device -> [{node_name, op,
+    all_start_micros, op_end_rel_micros}], as runtime/events.py's TraceRecord; at most
+    ``TRACE_ENTRIES`` entries in all, the first ones, with ``truncated: true`` when cut);
+  - ``sync``: accumulator, step, applied, dropped (runtime/events.py's SyncRecord);
+
+  Traces are large: a reply stops early (``more`` true) once its traces hold
+  ``_REPLY_TRACE_ENTRIES`` entries, so it stays well inside gRPC's message limit.
 
 * ``health``: pid, rss_bytes, cpu_percent (since the previous poll of this process, measured
   over at least 0.2 s), threads, uptime_s;
@@ -43,8 +54,9 @@ Client side
 -----------
 ``watch(targets)`` polls every task from one background thread (each poll with a ~1 s
 deadline, all in flight at once, so a frozen or dead task never delays the others) and turns
-replies into ``TelemetryEvent``s (kinds ``step``, ``placement``, ``summary``, ``health``,
-``alive``, ``dead``, ``error``) and per-task ``TaskStatus``es.
+replies into ``TelemetryEvent``s (kinds ``step``, ``placement``, ``summary``, ``trace``,
+``sync``, ``health``, ``alive``, ``dead``, ``error``) and per-task ``TaskStatus``es.
+``watch(..., trace_every=n)`` sends ``trace_every`` with every poll.
 """
 from __future__ import annotations
 
@@ -76,6 +88,9 @@ POLL_METHOD = f"/{SERVICE}/Poll"
 RING_SIZE = 20000          # records a process keeps
 MAX_RECORDS = 2000         # records per reply unless the request asks for fewer (or more)
 _MAX_RECORDS_LIMIT = 10000
+TRACE_ENTRIES = 5000       # dev_stats entries a trace record keeps
+_REPLY_TRACE_ENTRIES = 10000   # trace entries per reply (~1-2 MB of JSON; always >= 1 record)
+TRACE_REQUEST_TTL = 10.0   # seconds a poll's trace_every request lasts unless renewed
 
 
 # =================================================================================================
@@ -125,15 +140,21 @@ def _cpu_seconds() -> float:
 
 
 class _Collector:
-    """The process's telemetry: a bounded ring of step, placement and summary records."""
+    """The process's telemetry: a bounded ring of step, placement, summary, trace and sync
+    records, and the trace requests of its pollers."""
 
     def __init__(self):
         self._lock = threading.Lock()
         self._servers: List[weakref.ref] = []
+        self._traces: Dict[int, list] = {}   # every -> [release, monotonic expiry]
+        self._trace_timer: Optional[threading.Timer] = None
+        self._trace_lock = threading.Lock()
         self._reset()
         events.subscribe("step", self._on_step)
         events.subscribe("placement", self._on_placement)
         events.subscribe("summary", self._on_summary)
+        events.subscribe("trace", self._on_trace)
+        events.subscribe("sync", self._on_sync)
 
     def _reset(self) -> None:
         self.pid = os.getpid()
@@ -149,6 +170,12 @@ class _Collector:
         self._lock = threading.Lock()
         self._servers = []
         self._reset()
+        # The pollers asked the parent: the child (a new incarnation) traces only if asked.
+        self._trace_lock = threading.Lock()
+        self._trace_timer = None
+        held, self._traces = self._traces, {}
+        for release, _ in held.values():
+            release()
 
     # -- listeners (the hot path when someone listens: a lock and an append) ----------------------
     def _on_step(self, record: events.StepRecord) -> None:
@@ -170,6 +197,48 @@ class _Collector:
         with self._lock:
             self.seq += 1
             self.ring.append((self.seq, "summary", record.wall_time, (record, step)))
+
+    def _on_trace(self, record: events.TraceRecord) -> None:
+        # Capped here rather than when encoded, so the ring never holds huge traces.
+        stats, entries, truncated = _capped_dev_stats(record.dev_stats, TRACE_ENTRIES)
+        with self._lock:
+            self.seq += 1
+            self.ring.append((self.seq, "trace", record.wall_time,
+                              (record, stats, entries, truncated)))
+
+    def _on_sync(self, record: events.SyncRecord) -> None:
+        with self._lock:
+            self.seq += 1
+            self.ring.append((self.seq, "sync", record.wall_time, record))
+
+    # -- trace requests of pollers -----------------------------------------------------------------
+    def ask_traces(self, every: int) -> None:
+        """Holds ``events.request_traces(every)`` for ``TRACE_REQUEST_TTL`` s from now."""
+        with self._trace_lock:
+            held = self._traces.get(every)
+            if held is None:
+                held = self._traces[every] = [events.request_traces(every), 0.0]
+            held[1] = time.monotonic() + TRACE_REQUEST_TTL
+            self._expire_traces()
+
+    def _expire_traces(self) -> None:
+        """Releases the lapsed requests; while some remain, a timer comes back at the first
+        expiry (renewals only move expiries later, so one timer at a time suffices)."""
+        now = time.monotonic()
+        for every, (release, expiry) in list(self._traces.items()):
+            if expiry <= now:
+                del self._traces[every]
+                release()
+        if self._traces and self._trace_timer is None:
+            first = min(expiry for _, expiry in self._traces.values())
+            self._trace_timer = threading.Timer(max(0.0, first - now) + 0.01, self._on_timer)
+            self._trace_timer.daemon = True
+            self._trace_timer.start()
+
+    def _on_timer(self) -> None:
+        with self._trace_lock:
+            self._trace_timer = None
+            self._expire_traces()
 
     # -- servers of this process -------------------------------------------------------------------
     def add_server(self, server) -> None:
@@ -204,6 +273,13 @@ class _Collector:
             first = self.ring[0][0] if self.ring else last + 1
             start = max(0, since + 1 - first)
             chosen = list(itertools.islice(self.ring, start, start + limit))
+        budget = _REPLY_TRACE_ENTRIES
+        for i, entry in enumerate(chosen):
+            if entry[1] == "trace":
+                budget -= entry[3][2]
+                if budget < 0 and i:
+                    del chosen[i:]   # the rest comes with the next poll ("more")
+                    break
         dropped = max(0, first - since - 1) if since < last else 0
         more = bool(chosen) and chosen[-1][0] < last
         return [_encode(entry) for entry in chosen], more, first, last, dropped
@@ -218,8 +294,13 @@ class _Collector:
             want = bool(args.get("records", True))
             if args.get("incarnation") not in (None, self.incarnation):
                 since = 0   # the watcher's cursor is from a process that is gone
+            trace_every = args.get("trace_every")
+            if trace_every is not None and (type(trace_every) is not int or trace_every <= 0):
+                raise ValueError(f"trace_every must be a positive int, got {trace_every!r}")
         except (ValueError, TypeError, UnicodeDecodeError) as e:
             raise _BadRequest(f"Telemetry.Poll: bad request: {e}") from None
+        if trace_every is not None:
+            self.ask_traces(trace_every)
         if want and limit:
             records, more, first, last, dropped = self.records_after(since, limit)
         else:
@@ -275,10 +356,34 @@ def _encode(entry: tuple) -> list:
         r = payload
         data = {"op": r.op, "type": r.type, "requested": r.requested, "assigned": r.assigned,
                 "reason": r.reason}
+    elif kind == "trace":
+        r, stats, _, truncated = payload
+        data = {"session": r.session_id, "step": r.step, "duration": r.duration,
+                "global_step": r.global_step, "dev_stats": stats}
+        if truncated:
+            data["truncated"] = True
+    elif kind == "sync":
+        r = payload
+        data = {"accumulator": r.accumulator, "step": r.step, "applied": r.applied,
+                "dropped": r.dropped}
     else:
         r, step = payload
         data = {"tag": r.tag, "value": r.value, "global_step": step}
     return [seq, kind, t, data]
+
+
+def _capped_dev_stats(dev_stats: Dict[str, List[dict]], cap: int) -> Tuple[dict, int, bool]:
+    """(dev_stats with its first ``cap`` entries in all, entries kept, whether any were cut)."""
+    total = sum(len(stats) for stats in dev_stats.values())
+    if total <= cap:
+        return dev_stats, total, False
+    kept, left = {}, cap
+    for device, stats in dev_stats.items():
+        if left <= 0:
+            break
+        kept[device] = stats[:left]
+        left -= len(kept[device])
+    return kept, cap, True
 
 
 _collector: Optional[_Collector] = None
@@ -328,6 +433,10 @@ class TelemetryEvent:
       step: session, step, duration, examples, global_step, ops_run, fetches, seq
       placement: op, type, requested, assigned, reason, seq
       summary: tag, value, global_step, seq
+      trace: session, step, duration, global_step, dev_stats (device -> [{node_name, op,
+        all_start_micros, op_end_rel_micros}]), seq, and truncated (true) when the task cut
+        dev_stats to its first TRACE_ENTRIES entries
+      sync: accumulator, step, applied, dropped, seq
       health: pid, rss_bytes, cpu_percent, threads, uptime_s, global_step (the task's own)
       alive: pid, host, incarnation, address, restarted (a new incarnation after one seen)
       dead: error, address, last_seen (this process's clock), pid
@@ -400,12 +509,15 @@ class Watcher:
 
     def __init__(self, tasks: List[Tuple[str, str]], token: Optional[str] = None,
                  interval: float = 0.5, tls=None, window: float = 5.0,
-                 deadline: float = 1.0, max_events: int = 100000):
+                 deadline: float = 1.0, max_events: int = 100000, trace_every: int = 0):
         from .auth import TOKEN_METADATA_KEY, TlsConfig, token_for_target
         from .server import local_server_token
         from .worker import make_channel
         if interval <= 0 or window <= 0 or deadline <= 0:
             raise ValueError("watch: interval, window and deadline must be positive")
+        if type(trace_every) is not int or trace_every < 0:
+            raise ValueError(f"watch: trace_every must be an int >= 0, got {trace_every!r}")
+        self.trace_every = trace_every
         self.interval, self.window, self.deadline = float(interval), float(window), float(deadline)
         tls = tls if tls is not None else TlsConfig()
         credentials = tls.channel_credentials() if tls.enabled else None
@@ -571,8 +683,11 @@ class Watcher:
     def _launch(self, w: _Watched) -> None:
         want = w.process is None or self._owner(w.process, w) is w
         since = self._cursors.get(w.process, 0) if w.process is not None else 0
-        request = json.dumps({"since": since, "records": want,
-                              "incarnation": w.process[2] if w.process else None}).encode()
+        args = {"since": since, "records": want,
+                "incarnation": w.process[2] if w.process else None}
+        if self.trace_every:
+            args["trace_every"] = self.trace_every   # renewed by every poll, lapses without
+        request = json.dumps(args).encode()
         try:
             future = w.call.future(request, timeout=self.deadline, metadata=w.metadata)
         except Exception:   # the channel was closed under us (close())
@@ -748,7 +863,7 @@ def _task_list(targets) -> List[Tuple[str, str]]:
 
 
 def watch(targets, token: Optional[str] = None, interval: float = 0.5, tls=None,
-          window: float = 5.0) -> Watcher:
+          window: float = 5.0, trace_every: int = 0) -> Watcher:
     """Follows the telemetry of every task of ``targets`` over the cluster's gRPC plane.
 
     ``targets``: a ClusterSpec, a dict job -> addresses, or a list of "host:port" (tasks named
@@ -756,9 +871,13 @@ def watch(targets, token: Optional[str] = None, interval: float = 0.5, tls=None,
     this process at that address, TFJUPYTER_CLUSTER_TOKEN, or the token file of the address).
     ``tls``: a TlsConfig (default: the TFJUPYTER_TLS_* variables). ``interval``: seconds
     between polls of a task; ``window``: seconds that steps_per_sec/examples_per_sec average.
+    ``trace_every``: when > 0, every task's process traces one Session.run in every
+    ``trace_every`` while the watcher polls it (``trace`` events; the request lapses ~10 s
+    after the watcher stops).
 
         with tf.distributed.watch(cluster) as w:
             for event in w:
                 if event.kind == "step": ...
     """
-    return Watcher(_task_list(targets), token=token, interval=interval, tls=tls, window=window)
+    return Watcher(_task_list(targets), token=token, interval=interval, tls=tls, window=window,
+                   trace_every=trace_every)

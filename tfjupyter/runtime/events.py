@@ -2,8 +2,27 @@
 
 ``subscribe("placement", fn)`` gets a list of PlacementRecord each time a session places new
 ops; ``subscribe("step", fn)`` gets a StepRecord after each Session.run; ``subscribe("summary",
-fn)`` gets a SummaryRecord each time a scalar summary op's kernel runs. Publishing costs one
-truth test when nobody listens.
+fn)`` gets a SummaryRecord each time a scalar summary op's kernel runs; ``subscribe("trace",
+fn)`` gets a TraceRecord after each traced Session.run; ``subscribe("sync", fn)`` gets a
+SyncRecord each time a conditional accumulator hands out its gradients or drops a stale one.
+Publishing costs one truth test when nobody listens.
+
+Traced runs. A run is traced when its caller asks (``RunOptions(trace_level=FULL_TRACE)`` with
+a ``run_metadata``) or, while someone listens to "trace", when it is sampled:
+``request_traces(every)`` asks that one run in every ``every`` of each session be traced (the
+runs whose number, ``StepRecord.step``, is a multiple of ``trace_every``, the smallest ``every``
+among the active requests) until the function it returns is called. A sampled run leaves the
+caller's run_metadata alone. A TraceRecord's ``dev_stats`` is the run's
+``runtime.executor.StepStats.dev_stats``: device name -> [{"node_name", "op",
+"all_start_micros", "op_end_rel_micros"}], one entry per op that ran (aliases and NoOps do
+not run).
+
+Sync records (SyncReplicasOptimizer's accumulators): a take of ``n`` gradients at the
+accumulator's global step ``s`` publishes ``SyncRecord(name, step=s, applied=n, dropped=0)``; a
+stale gradient (computed at ``local_step`` < the accumulator's global step) is dropped and
+publishes ``SyncRecord(name, step=local_step, applied=0, dropped=1)``. Per global step, the
+gradients aggregated are the largest ``applied`` over the accumulators, the gradients dropped
+the largest per-accumulator sum of ``dropped``.
 
 What a StepRecord counts (decided once per cached plan, when Session.run compiles it):
 
@@ -26,11 +45,14 @@ What a StepRecord counts (decided once per cached plan, when Session.run compile
 """
 from __future__ import annotations
 
+import itertools
+import numbers
+import threading
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
 
-__all__ = ["PlacementRecord", "StepRecord", "SummaryRecord", "subscribe", "unsubscribe",
-           "publish", "listeners", "step_record"]
+__all__ = ["PlacementRecord", "StepRecord", "SummaryRecord", "TraceRecord", "SyncRecord",
+           "subscribe", "unsubscribe", "publish", "listeners", "step_record", "request_traces"]
 
 
 @dataclass(frozen=True)
@@ -75,7 +97,53 @@ class SummaryRecord:
     wall_time: float       # seconds since the epoch when the summary op ran
 
 
-listeners: Dict[str, List[Callable]] = {"placement": [], "step": [], "summary": []}
+@dataclass(frozen=True)
+class TraceRecord:
+    session_id: int
+    step: int              # the session's run count, as StepRecord.step
+    wall_time: float       # seconds since the epoch at the end of the run
+    duration: float        # seconds the run took
+    global_step: Optional[int]  # the global step's value, if the step fetched it
+    dev_stats: Dict[str, List[dict]]  # StepStats.dev_stats of the run
+
+
+@dataclass(frozen=True)
+class SyncRecord:
+    accumulator: str       # the accumulator's (shared) name
+    step: int              # the global step the gradients were computed at / taken for
+    applied: int           # gradients aggregated by a take; 0 in a drop record
+    dropped: int           # stale gradients dropped; 0 in a take record
+    wall_time: float       # seconds since the epoch
+
+
+listeners: Dict[str, List[Callable]] = {"placement": [], "step": [], "summary": [], "trace": [],
+                                        "sync": []}
+
+# The smallest ``every`` of the active request_traces() requests, 0 when none. Session.run reads
+# it on every run, so it is a plain module global, kept current under _trace_lock.
+trace_every: int = 0
+_trace_requests: Dict[int, int] = {}   # request id -> every
+_trace_ids = itertools.count(1)
+_trace_lock = threading.Lock()
+
+
+def request_traces(every: int) -> Callable[[], None]:
+    """Asks that one Session.run in every ``every`` be traced (while "trace" has listeners);
+    returns the function that withdraws the request (calling it again does nothing)."""
+    if isinstance(every, bool) or not isinstance(every, numbers.Integral) or every <= 0:
+        raise ValueError(f"request_traces: every must be a positive int, got {every!r}")
+    global trace_every
+    with _trace_lock:
+        request = next(_trace_ids)
+        _trace_requests[request] = int(every)
+        trace_every = min(_trace_requests.values())
+
+    def release() -> None:
+        global trace_every
+        with _trace_lock:
+            if _trace_requests.pop(request, None) is not None:
+                trace_every = min(_trace_requests.values(), default=0)
+    return release
 
 
 def subscribe(kind: str, fn: Callable) -> Callable:

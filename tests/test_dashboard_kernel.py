@@ -1,0 +1,99 @@
+"""The dashboard in a real ipykernel: updates leave from the kernel's IOPub thread while a cell
+blocks the main thread in a training loop; the snapshot replaces the placeholder after cells."""
+import json
+import time
+
+import pytest
+
+pytest.importorskip("jupyter_bokeh")
+jupyter_client = pytest.importorskip("jupyter_client")
+
+TRAIN = '''
+import time, numpy as np, tfjupyter as tf
+tf.reset_default_graph()
+x = tf.placeholder(tf.float32, [None, 4], name="x")
+w = tf.Variable(tf.ones([4, 1]))
+with tf.device("/gpu:2"):
+    y = tf.matmul(x, w, name="y")
+loss = tf.reduce_mean(y * y, name="mean_square")
+tf.summary.scalar("loss", loss)
+train = tf.train.GradientDescentOptimizer(0.001).minimize(loss)
+summaries = tf.summary.merge_all()
+sess = tf.Session(config=tf.ConfigProto(allow_soft_placement=True))
+sess.run(tf.global_variables_initializer())
+sess.run([train, summaries], {x: np.ones((32, 4))})   # compiled before the clock starts
+t0, n = time.monotonic(), 0
+while time.monotonic() - t0 < 3.0 or n < 100:   # the main thread is busy the whole time
+    sess.run([train, summaries], {x: np.ones((32, 4))})
+    n += 1
+'''
+
+
+@pytest.fixture
+def kernel(tmp_path, monkeypatch):
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+    km, kc = jupyter_client.manager.start_new_kernel(kernel_name="python3", cwd=str(tmp_path))
+    try:
+        yield kc
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def execute(kc, code, timeout=120):
+    """Runs ``code``; returns (comm patch times, other iopub messages, reply time), times
+    relative to the request."""
+    t0 = time.monotonic()
+    msg_id = kc.execute(code)
+    patches, messages = [], []
+    while True:
+        msg = kc.get_iopub_msg(timeout=timeout)
+        kind = msg["msg_type"]
+        if kind == "comm_msg":
+            data = msg["content"]["data"]
+            payload = (data.get("content") or {}).get("payload")
+            if isinstance(payload, str) and '"PATCH-DOC"' in payload:
+                patches.append(time.monotonic() - t0)
+            continue
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if kind == "status" and msg["content"]["execution_state"] == "idle":
+            break
+        messages.append(msg)
+    reply = kc.get_shell_msg(timeout=timeout)
+    assert reply["content"]["status"] == "ok", "\n".join(reply["content"].get("traceback", []))
+    return patches, messages, time.monotonic() - t0
+
+
+def test_updates_flow_from_the_iopub_thread_while_the_cell_trains(kernel):
+    _, messages, _ = execute(kernel, "%load_ext tfjupyter\n%tf_dashboard --local --trace-every 50")
+    displays = [m for m in messages if m["msg_type"] == "display_data"]
+    assert "application/vnd.jupyter.widget-view+json" in displays[0]["content"]["data"]
+    placeholder = displays[1]["content"]["transient"]["display_id"]
+    patches, messages, took = execute(kernel, TRAIN)
+    # Updates arrived while the cell was still running (its busy loop lasts 3 s), spread out,
+    # and at most 10 a second.
+    during = [t for t in patches if t < took - 0.2]
+    assert len(during) >= 10, f"only {len(during)} document patches during a 3 s training cell"
+    assert max(during) - min(during) > 1.5
+    updates = [m for m in messages if m["msg_type"] == "update_display_data"]
+    assert updates and updates[-1]["content"]["transient"]["display_id"] == placeholder
+    snapshot = updates[-1]["content"]["data"]
+    assert "tfjupyter-dashboard-snapshot" in snapshot["text/html"]
+    assert "local" in snapshot["text/plain"]
+    _, messages, _ = execute(kernel, (
+        "d = get_ipython().find_line_magic('tf_dashboard').__self__.dashboard\n"
+        "import json; print(json.dumps({'threads': sorted(d.pump_threads), "
+        "'updates': d.updates, 'events': d.feed.events, 'soft': d.feed.soft_placed, "
+        "'times': d.update_times}))"))
+    out = json.loads("".join(m["content"]["text"] for m in messages
+                             if m["msg_type"] == "stream"))
+    assert out["threads"] == ["IOPub"]
+    assert out["soft"] >= 1 and out["events"] > 100
+    # Coalesced: at most 10 updates in any second (the pump runs every 0.1 s).
+    times = out["times"]
+    assert len(times) >= 10
+    assert max(sum(1 for u in times if t <= u < t + 1.0) for t in times) <= 10
+    _, messages, _ = execute(kernel, "%tf_dashboard close")
+    final = [m for m in messages if m["msg_type"] == "update_display_data"]
+    assert final and "tfjupyter-dashboard-snapshot" in final[-1]["content"]["data"]["text/html"]
