@@ -131,7 +131,7 @@ def test_sync_state_stays_bounded():
 
 
 def test_trace_becomes_per_device_lanes_in_ms_from_the_first_op():
-    feed, _, _ = make_feed()
+    feed, _, mono = make_feed()
     feed.on_trace("local", 7, 70, 0.004, {
         "/device:CPU:0": [{"node_name": "a", "op": "MatMul", "all_start_micros": 1_000_100,
                            "op_end_rel_micros": 1500}],
@@ -141,6 +141,9 @@ def test_trace_becomes_per_device_lanes_in_ms_from_the_first_op():
         {"node_name": "c", "op": "Add", "all_start_micros": 5, "op_end_rel_micros": 10}]})
     trace = feed.drain().trace
     assert trace["step"] == 8   # only the latest traced step of a drain is kept
+    feed.on_trace("local", 9, 90, 0.002, {})
+    assert feed.drain().trace is None     # the timeline is redrawn at most every 2 s
+    mono.t += 2.1
     feed.on_trace("local", 7, 70, 0.004, {
         "/device:CPU:0": [{"node_name": "a", "op": "MatMul", "all_start_micros": 1_000_100,
                            "op_end_rel_micros": 1500}],

@@ -19,7 +19,9 @@ without a kernel.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import sys
 import threading
 import time
@@ -42,6 +44,9 @@ def _kernel():
         return None
     kernel = kernelbase.Kernel.instance()
     return kernel if getattr(kernel, "iopub_thread", None) is not None else None
+
+
+_nothing = contextlib.nullcontext
 
 
 class _KernelPump:
@@ -76,6 +81,29 @@ class _ThreadPump:
         self._stop.set()
 
 
+BOKEHJS_ENV = "TFJUPYTER_BOKEHJS"
+_bokehjs_loaded = False
+
+
+def _load_bokehjs() -> None:
+    """Puts BokehJS in the page (jupyter_bokeh's views need it; once per kernel).
+
+    From Bokeh's CDN by default, as Bokeh's own ``output_notebook()``: a small output, but the
+    browser must reach cdn.bokeh.org. ``TFJUPYTER_BOKEHJS=inline`` embeds it instead (~8 MB in
+    the notebook) for machines without internet access.
+    """
+    global _bokehjs_loaded
+    if _bokehjs_loaded:
+        return
+    mode = os.environ.get(BOKEHJS_ENV, "cdn").strip().lower()
+    if mode not in ("cdn", "inline"):
+        raise ValueError(f"{BOKEHJS_ENV}={mode!r}: expected 'cdn' or 'inline'")
+    from bokeh.io import output_notebook
+    from bokeh.resources import CDN, INLINE
+    output_notebook(resources=INLINE if mode == "inline" else CDN, hide_banner=True)
+    _bokehjs_loaded = True
+
+
 def _session_type():
     from ..client.session import BaseSession
     return BaseSession
@@ -96,7 +124,7 @@ class Dashboard:
     average; ``text_every``: seconds between text lines where widgets cannot show.
     """
 
-    def __init__(self, *sources, trace_every: int = 20, history: int = 3600,
+    def __init__(self, *sources, trace_every: int = 100, history: int = 3600,
                  max_rate: float = 10.0, window: float = 5.0, title: str = "tfjupyter dashboard",
                  text_every: float = 10.0):
         if not (isinstance(trace_every, int) and trace_every >= 0):
@@ -119,6 +147,7 @@ class Dashboard:
         self._follow_clusters = False
         self._closed = False
         self._widget = None
+        self._model = None
         self._header = None
         self._snapshot_handle = None
         self._snapshot_events = -1
@@ -203,7 +232,8 @@ class Dashboard:
             if update and not final:
                 self.pump_threads.add(threading.current_thread().name)
             if update:
-                self.panels.apply(update)
+                with self._model.batch() if self._model is not None else _nothing():
+                    self.panels.apply(update)
                 self._last_update = now
                 self.updates += 1
                 self.update_times.append(now)
@@ -260,7 +290,7 @@ class Dashboard:
             import ipywidgets
             with self._lock:
                 self._header = ipywidgets.HTML(value=self._header_html(False))
-                model = _locked_bokeh_model(self.panels.root, self._lock)
+                model = self._model = _locked_bokeh_model(self.panels.root, self._lock)
                 self._widget = ipywidgets.VBox([self._header, model])
                 self._widget.add_class("tfjupyter-dashboard")
                 self._widget.add_class(live_class(self.id))
@@ -275,6 +305,7 @@ class Dashboard:
             print(f"{self.title}: no widget front end here; printing a summary every "
                   f"{self.text_every:g} s (and when it closes)")
             return
+        _load_bokehjs()
         display(self.widget)
         self._snapshot_handle = display({"text/plain": ""}, raw=True, display_id=True)
         if self._shell is None:
@@ -370,9 +401,19 @@ _locked_model_class = None
 
 
 def _locked_bokeh_model(root, lock):
-    """jupyter_bokeh's BokehModel of ``root`` whose edits from the browser take ``lock``."""
+    """jupyter_bokeh's BokehModel of ``root``, with two changes for the pump.
+
+    Edits from the browser take ``lock``. Document changes made inside ``batch()`` go out as
+    one PATCH-DOC message (jupyter_bokeh sends one per change, each as three comm messages):
+    every send hands the GIL to a busy training thread and waits up to a switch interval to get
+    it back, so sends, not work, set how long an update takes while a cell trains.
+    """
     global _locked_model_class
     if _locked_model_class is None:
+        import contextlib
+        import json
+
+        from bokeh.protocol import Protocol
         from jupyter_bokeh import BokehModel
 
         class LockedBokehModel(BokehModel):
@@ -380,8 +421,31 @@ def _locked_bokeh_model(root, lock):
                 with self.tfjupyter_lock:
                     return super()._sync_model(*args, **kwargs)
 
+            def _document_patched(self, event) -> None:
+                if self.tfjupyter_batch is None:
+                    super()._document_patched(event)
+                elif event.setter is not self:
+                    self.tfjupyter_batch.append(event)
+
+            @contextlib.contextmanager
+            def batch(self):
+                self.tfjupyter_batch = []
+                try:
+                    yield
+                finally:
+                    patched, self.tfjupyter_batch = self.tfjupyter_batch, None
+                    if patched:
+                        msg = Protocol().create("PATCH-DOC", patched)
+                        self.send({"msg": "patch", "payload": msg.header_json})
+                        self.send({"msg": "patch", "payload": msg.metadata_json})
+                        self.send({"msg": "patch", "payload": msg.content_json})
+                        for buffer in msg.buffers:
+                            self.send({"msg": "patch", "payload": json.dumps(buffer.ref)})
+                            self.send({"msg": "patch"}, [buffer.to_bytes()])
+
         _locked_model_class = LockedBokehModel
     model = _locked_model_class.__new__(_locked_model_class)
     model.tfjupyter_lock = lock
+    model.tfjupyter_batch = None
     model.__init__(root)
     return model

@@ -24,6 +24,9 @@ __all__ = ["Feed", "Update", "TaskRow", "TOTAL", "SYNC_STEPS", "is_soft_placed",
 TOTAL = "total"          # the throughput line summing every task
 SYNC_STEPS = 200         # global steps the sync panel shows
 TRACE_OPS = 5000         # op segments kept from one traced step
+TRACE_SHOW_EVERY = 2.0   # seconds between timeline redraws
+MAX_POINTS_PER_DRAIN = 50  # summary points per tag and task per sample (a loss every step of
+                           # 2000 steps/s is noise on a plot; TensorBoard samples too)
 
 
 def is_soft_placed(reason: str) -> bool:
@@ -103,7 +106,7 @@ class Feed:
     ``window``: seconds the rates average; ``sample_every``: seconds between throughput points.
     """
 
-    def __init__(self, window: float = 5.0, sample_every: float = 0.5,
+    def __init__(self, window: float = 5.0, sample_every: float = 0.25,
                  clock=time.time, monotonic=time.monotonic):
         if window <= 0 or sample_every <= 0:
             raise ValueError("Feed: window and sample_every must be positive")
@@ -120,7 +123,10 @@ class Feed:
         self._sync: Dict[int, List[int]] = {}             # step -> [aggregated, dropped]
         self._sync_parts: Dict[Tuple[int, str], List[int]] = {}   # (step, accumulator) -> same
         self._next_sample = 0.0
+        self._trace: Optional[tuple] = None               # the latest trace not shown yet
+        self._next_trace = 0.0
         self.last_scalars: Dict[str, Dict[str, Tuple[int, float]]] = {}  # tag -> task -> last
+        self._pending_scalars: Dict[str, Dict[str, dict]] = {}  # points since the last sample
         self.soft_placed = 0
         self._had_steps: set = set()                      # tasks that ever stepped
         self.events = 0
@@ -157,7 +163,9 @@ class Feed:
         sync_changed = False
         latest_trace = None
         inbox = self._inbox
-        while inbox:
+        # Only what is there now: a training thread appends as fast as this drains, and a drain
+        # that chased it would never end.
+        for _ in range(len(inbox)):
             item = inbox.popleft()
             update.events += 1
             kind = item[0]
@@ -166,7 +174,7 @@ class Feed:
             elif kind == "placement":
                 self._take_placement(item[1:], placement)
             elif kind == "summary":
-                self._take_summary(update, *item[1:])
+                self._take_summary(*item[1:])
             elif kind == "trace":
                 latest_trace = item[1:]
             elif kind == "sync":
@@ -178,13 +186,26 @@ class Feed:
             update.placement = placement
             update.device_counts = dict(self._device_counts)
         if latest_trace is not None:
-            update.trace = _trace_columns(*latest_trace)
+            self._trace = latest_trace
+        if self._trace is not None and (force_sample or now >= self._next_trace):
+            # The timeline shows one step; redrawing it for each of 20 traces a second (fast
+            # steps, every 100th traced) would cost more than the training it shows.
+            update.trace = _trace_columns(*self._trace)
+            self._trace = None
+            self._next_trace = now + TRACE_SHOW_EVERY
         if sync_changed:
             update.sync = self._sync_columns()
-        if force_sample or now >= self._next_sample:
+        sampled = force_sample or now >= self._next_sample
+        if sampled:
+            # Throughput points, summary points and health rows go out together, every
+            # sample_every: most of a dashboard's cost is per update, not per point.
             self._next_sample = now + self.sample_every
             self._sample(update, now_wall, now)
-        if self._rows_changed:
+            update.scalars = {tag: {task: _thin(columns, MAX_POINTS_PER_DRAIN)
+                                    for task, columns in per_task.items()}
+                              for tag, per_task in self._pending_scalars.items()}
+            self._pending_scalars = {}
+        if self._rows_changed and (sampled or not self._had_steps):
             self._rows_changed = False
             update.health = [self._row_out(r) for r in self._rows.values()]
         return update
@@ -265,12 +286,13 @@ class Feed:
             seen.add(assigned)
             self._rows_changed |= task in self._rows and not self._rows[task].devices
 
-    def _take_summary(self, update: Update, task, tag, value, global_step) -> None:
+    def _take_summary(self, task, tag, value, global_step) -> None:
         if global_step is None:
             steps = self._tasks.get(task)
             global_step = (steps.global_step if steps is not None and steps.global_step is not None
                            else steps.count if steps is not None else 0)
-        columns = update.scalars.setdefault(tag, {}).setdefault(task, {"step": [], "value": []})
+        columns = self._pending_scalars.setdefault(tag, {}).setdefault(
+            task, {"step": [], "value": []})
         columns["step"].append(global_step)
         columns["value"].append(float(value))
         self.last_scalars.setdefault(tag, {})[task] = (global_step, float(value))
@@ -335,6 +357,16 @@ class Feed:
         if self._had_steps:
             update.throughput[TOTAL] = {"t": [t_ms], "examples": [total_examples],
                                         "steps": [total_steps]}
+
+
+def _thin(columns: Dict[str, list], most: int) -> Dict[str, list]:
+    """Every k-th point so that at most ``most`` remain, always keeping the last one."""
+    n = len(columns["step"])
+    if n <= most:
+        return columns
+    stride = -(-n // most)
+    keep = list(range(n - 1, -1, -stride))[::-1]
+    return {k: [v[i] for i in keep] for k, v in columns.items()}
 
 
 def _trace_columns(task: str, step: int, global_step: Optional[int], duration: float,

@@ -27,7 +27,7 @@ def _parser() -> _Parser:
     which = p.add_mutually_exclusive_group()
     which.add_argument("--cluster", action="store_true")
     which.add_argument("--local", action="store_true")
-    p.add_argument("--trace-every", type=int, default=20)
+    p.add_argument("--trace-every", type=int, default=100)
     p.add_argument("--history", type=int, default=3600)
     p.add_argument("--max-rate", type=float, default=10.0)
     p.add_argument("--title", default="tfjupyter dashboard")

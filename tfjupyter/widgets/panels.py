@@ -43,6 +43,7 @@ class Panels:
         self.placement_history = placement_history
         self._task_colors: Dict[str, str] = {}
         self._device_colors: Dict[str, str] = {}
+        self._type_colors: Dict[str, str] = {}
 
         # -- throughput: examples/s and steps/s, one line per task and the total --------------
         self.examples_fig = _figure("examples/s", HALF, x_axis_type="datetime")
@@ -111,7 +112,7 @@ class Panels:
         self.health_table = DataTable(source=self.health, index_position=None, width=HALF + 60,
                                       height=180, columns=[
             TableColumn(field="task", title="task", width=150),
-            TableColumn(field="state", title="state", width=70, formatter=state_format),
+            TableColumn(field="state", title="state", width=90, formatter=state_format),
             TableColumn(field="host", title="host", width=90),
             TableColumn(field="global_step", title="step", width=60),
             TableColumn(field="examples_per_sec", title="ex/s", width=70,
@@ -126,8 +127,9 @@ class Panels:
         self.sync_fig.vbar_stack(["aggregated", "dropped"], x="step", width=0.9,
                                  color=["#2ca02c", "#d62728"], source=self.sync,
                                  legend_label=["aggregated", "dropped (stale)"])
-        self.sync_fig.legend.location = "top_left"
+        self.sync_fig.legend.location = "bottom_left"
         self.sync_fig.legend.label_text_font_size = "8pt"
+        self.sync_fig.legend.background_fill_alpha = 0.7
         self.sync_fig.y_range.start = 0
         self.sync_fig.xaxis.axis_label = "global step"
 
@@ -151,6 +153,12 @@ class Panels:
         if task not in self._task_colors:
             self._task_colors[task] = Category10_10[len(self._task_colors) % 10]
         return self._task_colors[task]
+
+    def type_color(self, op_type: str) -> str:
+        """Timeline bars are colored by op type, as TensorFlow's Chrome trace does."""
+        if op_type not in self._type_colors:
+            self._type_colors[op_type] = Category20_20[len(self._type_colors) % 20]
+        return self._type_colors[op_type]
 
     def device_color(self, device: str) -> str:
         if device not in self._device_colors:
@@ -226,7 +234,7 @@ class Panels:
         self.trace.data = {"lane": lanes, "op": cols["op"], "type": cols["type"],
                            "start": cols["start"], "end": cols["end"],
                            "duration_us": cols["duration_us"],
-                           "color": [self.device_color(d) for d in cols["device"]]}
+                           "color": [self.type_color(t) for t in cols["type"]]}
         step = trace["global_step"] if trace["global_step"] is not None else trace["step"]
         kind = "global step" if trace["global_step"] is not None else "run"
         self.timeline_fig.title.text = (f"timeline of {trace['task']}'s {kind} {step}: "

@@ -90,16 +90,21 @@ _LOADER = """
     if (embedded) return; embedded = true;
     var docs = JSON.parse(document.getElementById(%(docs_id)s).textContent);
     var items = %(render_items)s;
-    function go() { window.Bokeh.embed.embed_items(docs, items); }
-    if (window.Bokeh && window.Bokeh.version === %(version)s && window.Bokeh.embed) { go(); return; }
-    var urls = %(urls)s, i = 0;
-    (function next() {
-      if (i === urls.length) { go(); return; }
-      var s = document.createElement('script'); s.src = urls[i++]; s.onload = next;
-      s.onerror = function() { body.querySelector('.tfj-plots').textContent =
-        '(the interactive plots need BokehJS from ' + urls[0] + ')'; };
-      document.head.appendChild(s);
-    })();
+    // One BokehJS per page: the page's own when its version matches (jupyter_bokeh's in
+    // JupyterLab: replacing it would break live widgets), else the CDN's, loaded once for
+    // every snapshot of the page.
+    if (!window.__tfjupyterBokeh) {
+      var B = window.Bokeh;
+      window.__tfjupyterBokeh = (B && B.version === %(version)s && B.embed) ? Promise.resolve() :
+        %(urls)s.reduce(function(previous, url) {
+          return previous.then(function() { return new Promise(function(ok, fail) {
+            var s = document.createElement('script'); s.src = url; s.onload = ok;
+            s.onerror = function() { fail(url); }; document.head.appendChild(s); }); });
+        }, Promise.resolve());
+    }
+    window.__tfjupyterBokeh.then(function() { window.Bokeh.embed.embed_items(docs, items); },
+      function(url) { body.querySelector('.tfj-plots').textContent =
+        '(the interactive figures need BokehJS, which could not be loaded from ' + url + ')'; });
   }
   function live() { return document.querySelector('.%(live)s') !== null; }
   note.querySelector('a').onclick = function(e) {
