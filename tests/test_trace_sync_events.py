@@ -175,7 +175,16 @@ def test_caller_traced_run_publishes_a_trace_and_fills_run_metadata(listen, trac
     assert _ops(meta.step_stats.dev_stats[CPU]) == OPS
 
 
-def test_nothing_is_traced_without_a_trace_listener(listen, traces, traced_runs):
+@pytest.fixture
+def no_other_listeners(monkeypatch):
+    """Hides listeners left by other tests of the process (a Server's telemetry collector
+    listens to every kind for as long as the process lives)."""
+    for kind in events.listeners:
+        monkeypatch.setitem(events.listeners, kind, [])
+
+
+def test_nothing_is_traced_without_a_trace_listener(no_other_listeners, listen, traces,
+                                                    traced_runs):
     d = _small_graph()
     traces(1)                           # asked, but nobody listens
     with tf.Session() as sess:
@@ -188,7 +197,7 @@ def test_nothing_is_traced_without_a_trace_listener(listen, traces, traced_runs)
     assert len(traced_runs) == 1 and len(got) == 1
 
 
-def test_a_listener_without_a_request_traces_nothing(listen, traced_runs):
+def test_a_listener_without_a_request_traces_nothing(no_other_listeners, listen, traced_runs):
     got = listen("trace")
     d = _small_graph()
     with tf.Session() as sess:

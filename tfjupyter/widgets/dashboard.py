@@ -119,7 +119,7 @@ class Dashboard:
     cell, or ``display(dash)``); ``close()`` stops it and leaves the static snapshot.
 
     ``trace_every``: trace one run in that many (0: never) for the device timeline;
-    ``history``: points kept per throughput line (2 per second: 3600 = the last 30 min);
+    ``history``: points kept per throughput line (4 per second: 3600 = the last 15 min);
     ``max_rate``: most updates per second sent to the browser; ``window``: seconds the rates
     average; ``text_every``: seconds between text lines where widgets cannot show.
     """

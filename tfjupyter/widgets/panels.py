@@ -7,13 +7,13 @@ snapshot too.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+import html
+from typing import Dict, List
 
 from bokeh.document import Document
 from bokeh.layouts import column, row
 from bokeh.models import (CheckboxGroup, ColumnDataSource, CDSView, CustomJS, CustomJSFilter,
-                          DataTable, Div, FactorRange, HoverTool, HTMLTemplateFormatter, Legend,
-                          NumberFormatter, Select, TableColumn)
+                          DataTable, Div, FactorRange, HoverTool, Legend, Select, TableColumn)
 from bokeh.palettes import Category10_10, Category20_20
 from bokeh.plotting import figure
 
@@ -105,23 +105,10 @@ class Panels:
         self.health = ColumnDataSource({k: [] for k in (
             "task", "state", "host", "devices", "global_step", "examples_per_sec",
             "steps_per_sec", "cpu_percent", "rss_mb", "error")})
-        state_format = HTMLTemplateFormatter(template=(
-            "<span style=\"font-weight:<%= value == 'dead' ? 'bold' : 'normal' %>;color:"
-            "<%= value == 'dead' ? '#d62728' : (value == 'alive' ? '#2ca02c' : '#7f7f7f') %>\">"
-            "<%= value == 'dead' ? '&#9888; dead' : value %></span>"))
-        self.health_table = DataTable(source=self.health, index_position=None, width=HALF + 60,
-                                      height=180, columns=[
-            TableColumn(field="task", title="task", width=150),
-            TableColumn(field="state", title="state", width=90, formatter=state_format),
-            TableColumn(field="host", title="host", width=90),
-            TableColumn(field="global_step", title="step", width=60),
-            TableColumn(field="examples_per_sec", title="ex/s", width=70,
-                        formatter=NumberFormatter(format="0,0")),
-            TableColumn(field="cpu_percent", title="cpu %", width=55,
-                        formatter=NumberFormatter(format="0")),
-            TableColumn(field="rss_mb", title="MB", width=55, formatter=NumberFormatter(format="0")),
-            TableColumn(field="devices", title="devices", width=160),
-            TableColumn(field="error", title="error", width=300)])
+        # An HTML table, not a DataTable: BokehJS's DataTable does not redraw rows whose values
+        # change in place (patched, replaced or rolled over), and this table is all such rows.
+        self.health_table = Div(text=_health_html([]), width=HALF + 60, height=190,
+                                styles={"overflow": "auto"})
         self.sync = ColumnDataSource({"step": [], "aggregated": [], "dropped": []})
         self.sync_fig = _figure("sync replicas per global step", HALF - 70, height=200)
         self.sync_fig.vbar_stack(["aggregated", "dropped"], x="step", width=0.9,
@@ -241,9 +228,31 @@ class Panels:
                                         f"{len(cols['op'])} ops, {trace['duration'] * 1e3:.1f} ms")
 
     def _show_health(self, rows: List[TaskRow]) -> None:
-        self.health.data = {key: [_cell(getattr(r, key)) for r in rows]
-                            for key in self.health.data}
+        self.health.data = {key: [getattr(r, key) for r in rows] for key in self.health.data}
+        self.health_table.text = _health_html(rows)
 
 
-def _cell(value) -> Optional[object]:
-    return "" if value is None else value
+_STATE_STYLE = {"alive": "color:#2ca02c", "unknown": "color:#7f7f7f",
+                "dead": "color:#d62728;font-weight:bold"}
+
+
+def _health_html(rows: List[TaskRow]) -> str:
+    def number(value, digits=0):
+        return "" if value is None else f"{value:,.{digits}f}"
+
+    head = "".join(f"<th style='text-align:left;padding:2px 6px'>{h}</th>" for h in (
+        "task", "state", "host", "step", "ex/s", "cpu %", "MB", "devices", "error"))
+    body = []
+    for r in rows:
+        dead = r.state == "dead"
+        cells = [html.escape(r.task), f"<span style='{_STATE_STYLE.get(r.state, '')}'>"
+                 f"{'&#9888; ' if dead else ''}{html.escape(r.state)}</span>",
+                 html.escape(r.host), number(r.global_step), number(r.examples_per_sec),
+                 number(r.cpu_percent), number(r.rss_mb), html.escape(r.devices),
+                 html.escape(r.error)]
+        style = " style='background:#fde8e8'" if dead else ""
+        body.append(f"<tr{style}>" + "".join(
+            f"<td style='padding:2px 6px;white-space:nowrap'>{c}</td>" for c in cells) + "</tr>")
+    return (f"<table class='tfj-health' style='border-collapse:collapse;font-size:12px'>"
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+            + ("" if rows else "<i>no tasks yet</i>"))
