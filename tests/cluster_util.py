@@ -12,6 +12,8 @@ from typing import Dict, List, Optional
 
 import pytest
 
+from tfjupyter.runtime import events
+
 TOKEN = "test-token-" + "0" * 20
 
 
@@ -83,3 +85,18 @@ class TaskProcesses:
                 if stream:
                     stream.close()
         self.procs.clear()
+
+
+@pytest.fixture
+def listen():
+    """listen(kind) -> a list that receives that kind's events until the test ends."""
+    subscribed = []
+
+    def start(kind):
+        got = []
+        events.subscribe(kind, got.append)
+        subscribed.append((kind, got.append))
+        return got
+    yield start
+    for kind, fn in subscribed:
+        events.unsubscribe(kind, fn)

@@ -15,22 +15,7 @@ from tfjupyter.distributed import telemetry
 from tfjupyter.distributed.auth import TOKEN_METADATA_KEY
 from tfjupyter.runtime import events
 
-from cluster_util import TOKEN, TaskProcesses, loopback_cluster, token_env  # noqa: F401
-
-
-@pytest.fixture
-def listen():
-    """listen(kind) -> a list that receives that kind's events until the test ends."""
-    subscribed = []
-
-    def start(kind):
-        got = []
-        events.subscribe(kind, got.append)
-        subscribed.append((kind, got.append))
-        return got
-    yield start
-    for kind, fn in subscribed:
-        events.unsubscribe(kind, fn)
+from cluster_util import TOKEN, TaskProcesses, listen, loopback_cluster, token_env  # noqa: F401
 
 
 @pytest.fixture

@@ -17,25 +17,10 @@ from tfjupyter.distributed import telemetry
 from tfjupyter.distributed.auth import TOKEN_METADATA_KEY
 from tfjupyter.runtime import events
 
-from cluster_util import TOKEN
+from cluster_util import TOKEN, listen  # noqa: F401 (a fixture)
 
 CPU = "/job:localhost/replica:0/task:0/device:CPU:0"
 WORKER_CPU = "/job:worker/replica:0/task:0/device:CPU:0"
-
-
-@pytest.fixture
-def listen():
-    """listen(kind) -> a list that receives that kind's events until the test ends."""
-    subscribed = []
-
-    def start(kind):
-        got = []
-        events.subscribe(kind, got.append)
-        subscribed.append((kind, got.append))
-        return got
-    yield start
-    for kind, fn in subscribed:
-        events.unsubscribe(kind, fn)
 
 
 @pytest.fixture
