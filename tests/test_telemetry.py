@@ -13,7 +13,6 @@ import pytest
 import tfjupyter as tf
 from tfjupyter.distributed import telemetry
 from tfjupyter.distributed.auth import TOKEN_METADATA_KEY
-from tfjupyter.runtime import events
 
 from cluster_util import TOKEN, TaskProcesses, listen, loopback_cluster, token_env  # noqa: F401
 
