@@ -1,4 +1,82 @@
+"""tfjupyter's build. Besides the Python package it builds the JupyterLab extension
+(``labextension/``, TypeScript) with npm and installs it, prebuilt, into
+``share/jupyter/labextensions/``, and enables the Jupyter server extension by a config file."""
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
 from setuptools import find_packages, setup
+from setuptools.command.build_py import build_py
+from setuptools.dist import Distribution
+
+HERE = Path(__file__).resolve().parent
+LABEXT_SOURCE = HERE / "labextension"
+LABEXT_BUILT = HERE / "tfjupyter" / "lab" / "labextension"
+LABEXT_NAME = "tfjupyter-labextension"
+_LABEXT_INPUTS = ("package.json", "package-lock.json", "tsconfig.json", "src", "style", "scripts")
+
+
+def _labextension_hash() -> str:
+    digest = hashlib.sha256()
+    for name in _LABEXT_INPUTS:
+        path = LABEXT_SOURCE / name
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        for f in files:
+            if "__tests__" in f.parts or not f.exists():
+                continue
+            digest.update(str(f.relative_to(LABEXT_SOURCE)).encode())
+            digest.update(f.read_bytes())
+    return digest.hexdigest()
+
+
+def build_labextension() -> None:
+    """npm ci + npm run build, unless the built extension matches its sources already."""
+    stamp = LABEXT_BUILT / "source-hash.txt"
+    wanted = _labextension_hash()
+    if stamp.exists() and stamp.read_text().strip() == wanted:
+        return
+    npm = shutil.which("npm")
+    if npm is None or shutil.which("node") is None:
+        raise RuntimeError("building tfjupyter's JupyterLab extension needs Node.js (>= 18) and "
+                           "npm on PATH: install them (e.g. apt-get install nodejs npm) and retry")
+    import jupyterlab  # a build requirement (pyproject.toml): its staging/ is the core to share
+
+    env = dict(os.environ, JUPYTERLAB_CORE_PATH=str(Path(jupyterlab.__file__).parent / "staging"))
+    lock, installed = LABEXT_SOURCE / "package-lock.json", LABEXT_SOURCE / "node_modules" / \
+        ".package-lock.json"  # npm writes the latter after each install
+    if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
+        subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+                       cwd=LABEXT_SOURCE, env=env, check=True)
+    subprocess.run([npm, "run", "build"], cwd=LABEXT_SOURCE, env=env, check=True)
+    stamp.write_text(wanted + "\n")
+
+
+def labextension_data_files():
+    """(install dir, [files]) pairs that put the built extension where JupyterLab finds it."""
+    pairs = {}
+    for f in sorted(p for p in LABEXT_BUILT.rglob("*") if p.is_file()):
+        target = Path("share/jupyter/labextensions", LABEXT_NAME, f.parent.relative_to(LABEXT_BUILT))
+        pairs.setdefault(target.as_posix(), []).append(f.relative_to(HERE).as_posix())
+    return sorted(pairs.items())
+
+
+class BuildPyAndLabextension(build_py):
+    def run(self):
+        build_labextension()
+        self.distribution.data_files = list(self.distribution.data_files or []) + \
+            labextension_data_files()
+        super().run()
+
+
+class TfjupyterDistribution(Distribution):
+    # setuptools' editable_wheel asks has_data() before installing data_files (as "non
+    # editable") but Distribution only defines has_data_files(): without this, `pip install -e .`
+    # would skip the lab extension and the server extension's config.
+    def has_data(self):
+        return bool(self.data_files)
+
 
 setup(
     name="tfjupyter",
@@ -26,14 +104,20 @@ setup(
         "bokeh>=3.4",
         "jupyter_bokeh>=4.0",
         "ipywidgets>=8.0",
+        # The lab extension (graph view, cluster panel) and its server extension.
+        "jupyterlab>=4.0,<5",
+        "jupyter_server>=2.0",
     ],
     extras_require={
         # numba-cuda is the maintained CUDA target for Numba (numba's own is deprecated); CuPy
         # adds cuBLAS GEMMs. The tests run the GPU kernels under numba-cuda's simulator.
         "gpu": ["numba-cuda>=0.20", "cupy-cuda12x>=13"],
         "test": ["pytest>=7", "pytest-timeout>=2.1", "numba-cuda>=0.20", "nbclient>=0.7",
-                 "nbformat>=5", "ipykernel>=6", "nbconvert>=7", "jupyterlab>=4.0",
-                 "playwright>=1.40"],
+                 "nbformat>=5", "ipykernel>=6", "nbconvert>=7", "playwright>=1.40",
+                 "pytest-jupyter[server]>=0.10"],
     },
     entry_points={"console_scripts": ["tfjupyter=tfjupyter.cli:main"]},
+    data_files=[("etc/jupyter/jupyter_server_config.d", ["jupyter-config/tfjupyter.json"])],
+    cmdclass={"build_py": BuildPyAndLabextension},
+    distclass=TfjupyterDistribution,
 )

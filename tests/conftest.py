@@ -1,6 +1,19 @@
+import os
+import shutil
+import tempfile
+
 import pytest
 
 import tfjupyter as tf
+
+# Clusters the tests start register themselves (tfjupyter/cluster/registry.py): in a directory
+# of this run, not in the user's Jupyter runtime directory.
+_REGISTRY = tempfile.mkdtemp(prefix="tfjupyter-test-registry-")
+os.environ["TFJUPYTER_REGISTRY_DIR"] = _REGISTRY
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(_REGISTRY, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

@@ -231,6 +231,8 @@ def start_lab(tmp_dir: Path, settings: dict[str, dict] | None = None,
                JUPYTERLAB_WORKSPACES_DIR=str(dirs["workspaces"]),
                PYTHONUNBUFFERED="1")
     env.pop("JUPYTER_TOKEN", None)
+    # The server's cluster panel and its kernels meet in the default registry: the runtime dir.
+    env.pop("TFJUPYTER_REGISTRY_DIR", None)
     token = secrets.token_hex(16)
     log_path = tmp_dir / "lab.log"
     for attempt in range(3):          # the free port may be taken before the server binds it

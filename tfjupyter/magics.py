@@ -4,6 +4,11 @@
 ``%%tf_graph NAME``     runs the cell with the named graph (created on first use) as default.
 ``%tf_graph NAME``      makes the named graph the default from here on (``--reset`` to leave it,
                         ``--drop NAME`` to forget one); ``%tf_graph`` alone lists the graphs.
+``%tf_graph show [NAME] [--session VAR]``
+                        shows a graph (the named one, else the cell's default graph) with its
+                        devices: the lab extension's graph view, static HTML elsewhere
+                        (``tfjupyter.lab.GraphView``). ``--session VAR``: as placed by the session
+                        bound to VAR (alone: just the ops that session placed, on every task).
 ``%tf_placement``       where the ops of the last ``Session.run`` ran (``--all``: every decision
                         that session has made).
 
@@ -113,6 +118,12 @@ class GraphTable:
             return f"<p>{html.escape(self._EMPTY)}</p>"
         return _html_table("Named graphs (* = default for new cells)", ["", "graph", "ops"],
                            [[mark, name, str(self.counts[name])] for mark, name, _ in self._rows()])
+
+
+def _graph_label(graphs: Dict[str, Graph], graph: Graph) -> str:
+    """"graph 'NAME'" for a named graph, else "the default graph"."""
+    name = next((n for n, g in graphs.items() if g is graph), None)
+    return f"graph {name!r}" if name is not None else "the default graph"
 
 
 # -- the default-graph stack -----------------------------------------------------------------------
@@ -239,6 +250,14 @@ class TFMagics(Magics):
         %tf_graph --reset: back to tfjupyter's own default graph.
         %tf_graph --drop NAME [NAME...]: forget named graphs.
         %tf_graph: list the named graphs and their op counts.
+        %tf_graph show [NAME] [--session VAR]: show a graph and where its ops were placed.
+
+        ``show`` shows the named graph, or without NAME the cell's default graph, as placed by the
+        session that ran last if that session runs it; ``--session VAR`` takes the placement of
+        the session (or MonitoredSession) bound to VAR instead, and without NAME shows just the
+        ops that session placed (in a cluster, over every task, with its _Send/_Recv edges
+        between tasks). In the line form "show" is this command, not a graph name
+        (``%%tf_graph show`` still names a graph).
         """
         args = line.split()
         if cell is not None:
@@ -254,6 +273,8 @@ class TFMagics(Magics):
             return None
         if not args:
             return GraphTable(self.graphs, self.active)
+        if args[0] == "show":
+            return self._show(args[1:], line)
         if args == ["--reset"]:
             self._deactivate()
             return None
@@ -270,10 +291,51 @@ class TFMagics(Magics):
                 del self.graphs[name]
             return None
         if len(args) != 1 or args[0].startswith("-"):
-            raise UsageError("usage: %tf_graph [NAME | --reset | --drop NAME...]; "
-                             f"got {line.strip()!r}")
+            raise UsageError("usage: %tf_graph [NAME | --reset | --drop NAME... | show [NAME] "
+                             f"[--session VAR]]; got {line.strip()!r}")
         self._activate(args[0])
         return None
+
+    def _show(self, args: List[str], line: str):
+        """%tf_graph show [NAME] [--session VAR] -> a tfjupyter.lab.GraphView."""
+        usage = f"usage: %tf_graph show [NAME] [--session VAR]; got {line.strip()!r}"
+        names, var = [], None
+        rest = iter(args)
+        for arg in rest:
+            if arg == "--session" or arg.startswith("--session="):
+                value = arg.partition("=")[2] if "=" in arg else next(rest, None)
+                if not value or var is not None:
+                    raise UsageError(f"%tf_graph show: --session takes one variable name; {usage}")
+                var = value
+            elif arg.startswith("-"):
+                raise UsageError(f"%tf_graph show: unknown option {arg!r}; {usage}")
+            else:
+                names.append(arg)
+        if len(names) > 1:
+            raise UsageError(f"%tf_graph show takes at most one graph name; {usage}")
+        if names and names[0] not in self.graphs:
+            raise UsageError(f"%tf_graph show: no graph named {names[0]!r}; named graphs: "
+                             f"{', '.join(self.graphs) or '(none)'}")
+        session = self._session_named(var) if var is not None else None
+        from .lab.graph import GraphView
+        if not names and session is not None:
+            return GraphView(session, title=f"{var} (session {session.id})")
+        graph = self.graphs[names[0]] if names else _ops.get_default_graph()
+        if session is not None and session.graph is not graph:
+            raise UsageError(f"%tf_graph show: {var} runs another graph than "
+                             f"{_graph_label(self.graphs, graph)}")
+        return GraphView(graph, session=session, title=_graph_label(self.graphs, graph))
+
+    def _session_named(self, var: str):
+        from .lab.graph import as_session
+        if var not in self.shell.user_ns:
+            raise UsageError(f"%tf_graph show --session: no variable named {var!r}")
+        value = self.shell.user_ns[var]
+        session = as_session(value)
+        if session is None:
+            raise UsageError(f"%tf_graph show --session: {var} is a {type(value).__name__}, "
+                             "not a tf.Session (or an open MonitoredSession)")
+        return session
 
     @line_magic
     def tf_placement(self, line: str = "") -> Optional[PlacementTable]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Union
 
 from . import engine as _engine
+from . import registry
 from .launch import ClusterError, TaskPlan, launcher_class, plan_tasks
 from .runs import Run, TaskError
 
@@ -29,6 +30,9 @@ __all__ = ["Cluster", "Task"]
 _log = logging.getLogger("tfjupyter.cluster")
 
 _TASK_ENV_PASSTHROUGH = ("TFJUPYTER_TLS_CERT", "TFJUPYTER_TLS_KEY", "TFJUPYTER_TLS_CA")
+
+STOPPED_FROM_PANEL = ("this cluster was stopped from JupyterLab's cluster panel; "
+                      "start a new one")
 
 
 @dataclass
@@ -83,6 +87,8 @@ class Cluster:
         self.start_timeout = start_timeout
         self._log_level = log_level
         self.token = secrets.token_hex(32)
+        self.id = secrets.token_hex(8)    # its name in the registry and JupyterLab's panel
+        self._registry_dir: Optional[str] = None   # where its entry is, once registered
         self._ipp = None                  # the ipyparallel.Cluster we started (None if attached)
         self.client = None                # ipyparallel.Client
         self.tasks: List[Task] = []
@@ -91,6 +97,7 @@ class Cluster:
         self._watcher = None
         self._owns_engines = True
         self._stopped = False
+        self._stopped_message = "this cluster was stopped; start a new one"
         self.start_time: Optional[float] = None
 
     # -- starting ------------------------------------------------------------------------------
@@ -266,6 +273,17 @@ class Cluster:
         view.execute("import tfjupyter.cluster.engine as _tfj_engine\n"
                      "globals().update(_tfj_engine.namespace())\ndel _tfj_engine", block=True)
         _serving_clusters.add(self)
+        self._register()
+
+    def _register(self) -> None:
+        """Records the cluster for JupyterLab's cluster panel (the server extension)."""
+        try:
+            directory = registry.registry_dir()
+            registry.register(self, directory)
+            self._registry_dir = directory
+        except Exception as e:  # the cluster works without the panel
+            _log.warning("cannot record the cluster in the tfjupyter cluster registry "
+                         "(JupyterLab's cluster panel will not show it): %s", e)
 
     def _task_result(self, task: str, async_result, doing: str):
         try:
@@ -396,17 +414,69 @@ class Cluster:
 
     # -- stopping ------------------------------------------------------------------------------
     def _check_running(self) -> None:
+        if not self._stopped and self._stopped_from_panel():
+            self._release_after_panel_stop()
         if self._stopped:
-            raise ClusterError("this cluster was stopped; start a new one")
+            raise ClusterError(self._stopped_message)
         if self.client is None:
             raise ClusterError("this cluster is not started; call start() "
                                "(or %tf_cluster start)")
+
+    def _stopped_from_panel(self) -> bool:
+        """Whether the server extension stopped our processes (the registry entry says so)."""
+        if self._registry_dir is None:
+            return False
+        try:
+            entry = registry.read(self.id, self._registry_dir)
+        except Exception as e:
+            _log.debug("cannot read the cluster registry: %s", e)
+            return False
+        return entry is not None and entry.get("stopped_by") == "panel"
+
+    def _release_after_panel_stop(self) -> None:
+        """The panel stopped the controller and engines with ipyparallel: what is left here is
+        our side of them (client, watcher, ipyparallel's own handle), let go of quietly."""
+        self._stopped = True
+        self._stopped_message = STOPPED_FROM_PANEL
+        _live_clusters.discard(self)
+        _serving_clusters.discard(self)
+        if self._watcher is not None:
+            self._watcher.close()
+            self._watcher = None
+        if self.client is not None:
+            try:
+                self.client.close()
+            except Exception as e:
+                _log.debug("closing the ipyparallel client of a stopped cluster: %s", e)
+        if self._ipp is not None:
+            # Else ipyparallel would stop it again at exit or when collected, and warn that the
+            # processes it knew are gone.
+            self._ipp.shutdown_atexit = False
+        self._runs.clear()
+        self._unregister()
+
+    def _unregister(self) -> None:
+        if self._registry_dir is None:
+            return
+        try:
+            registry.remove(self.id, self._registry_dir)
+        except Exception as e:
+            _log.warning("cannot remove the cluster from the tfjupyter cluster registry: %s", e)
+        self._registry_dir = None
 
     def stop(self) -> None:
         """Stops the servers and every engine and controller this cluster started."""
         if self._stopped:
             return
+        if self._stopped_from_panel():
+            self._release_after_panel_stop()
+            return
         self._stopped = True
+        if self._registry_dir is not None:
+            try:  # the panel shows it stopping until the entry goes, at the end
+                registry.mark_stopped(self.id, "kernel", self._registry_dir)
+            except Exception as e:
+                _log.debug("cannot mark the cluster stopped in the registry: %s", e)
         _live_clusters.discard(self)
         _serving_clusters.discard(self)
         if self._watcher is not None:
@@ -432,8 +502,10 @@ class Cluster:
                 self._ipp.stop_cluster_sync()
             except Exception as e:
                 _log.warning("ipyparallel could not stop the cluster cleanly: %s", e)
-            _reap(ours)
+            reap(ours)
         self._runs.clear()
+        # Last: if stopping failed half-way, the panel still shows what is left (stopping).
+        self._unregister()
 
     def _shutdown_engines(self, timeout: float = 3.0) -> None:
         """Asks the engines to exit; the launchers would signal them, wait 5 s, then kill."""
@@ -450,26 +522,7 @@ class Cluster:
 
     def _local_processes(self) -> List:
         """The controller, engines and nannies of this cluster that run on this machine."""
-        import psutil
-        from ipyparallel.cluster.launcher import LocalProcessLauncher, SSHLauncher
-
-        pids = set()
-        launchers = [self._ipp.controller] + [
-            launcher for engine_set in self._ipp.engines.values()
-            for launcher in getattr(engine_set, "launchers", {}).values()]
-        for launcher in launchers:
-            if isinstance(launcher, LocalProcessLauncher) and not isinstance(launcher, SSHLauncher):
-                pids.add(getattr(launcher, "pid", None))
-        pids.update(t.pid for t in self.tasks if _is_this_host(t.host))
-        found = []
-        for pid in pids - {None, 0}:
-            try:
-                process = psutil.Process(pid)
-                if "ipyparallel" in " ".join(process.cmdline()):
-                    found += [process] + process.children(recursive=True)
-            except psutil.Error:
-                pass
-        return found
+        return local_processes(self._ipp, [t.pid for t in self.tasks if _is_this_host(t.host)])
 
     def __enter__(self) -> "Cluster":
         return self.start()
@@ -507,7 +560,33 @@ def _is_this_host(host: str) -> bool:
     return host in (socket.gethostname(), socket.getfqdn())
 
 
-def _reap(processes, timeout: float = 10.0) -> None:
+def local_processes(ipp, task_pids=()) -> List:
+    """The processes of ``ipp`` (an ipyparallel.Cluster) that run on this machine: the ones its
+    local launchers started (controller, engines or their nannies) and ``task_pids`` (engines
+    serving tasks here), each only if ipyparallel's (its command line says so, so a pid that
+    another process got since is left alone), with their children."""
+    import psutil
+    from ipyparallel.cluster.launcher import LocalProcessLauncher, SSHLauncher
+
+    pids = set(task_pids)
+    launchers = [ipp.controller] + [
+        launcher for engine_set in ipp.engines.values()
+        for launcher in getattr(engine_set, "launchers", {}).values()]
+    for launcher in launchers:
+        if isinstance(launcher, LocalProcessLauncher) and not isinstance(launcher, SSHLauncher):
+            pids.add(getattr(launcher, "pid", None))
+    found = []
+    for pid in pids - {None, 0}:
+        try:
+            process = psutil.Process(pid)
+            if "ipyparallel" in " ".join(process.cmdline()):
+                found += [process] + process.children(recursive=True)
+        except psutil.Error:
+            pass
+    return found
+
+
+def reap(processes, timeout: float = 10.0) -> None:
     """After ipyparallel's stop: nothing of ours may outlive the cluster.
 
     Engine nannies linger a few seconds after their engine exits (they poll it), so whatever is

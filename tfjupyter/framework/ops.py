@@ -496,6 +496,11 @@ class Graph:
     def __repr__(self) -> str:
         return f"<tf.Graph with {len(self._ops)} ops at {hex(id(self))}>"
 
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """In Jupyter, a cell ending in a graph shows its view (tfjupyter.lab.GraphView)."""
+        from ..lab.graph import graph_mimebundle  # imported here: the view needs the client layer
+        return graph_mimebundle(self, include, exclude)
+
 
 def _describe(obj) -> str:
     return f"Tensor {obj.name}" if isinstance(obj, Tensor) else f"Operation {obj.name}"

@@ -1,0 +1,532 @@
+"""The Jupyter server extension behind JupyterLab's cluster panel.
+
+Routes, under the server's ``base_url``; every one needs the server's authentication (a request
+without it gets 403)::
+
+    GET    tfjupyter/api/clusters              every registered cluster and its tasks' status
+    POST   tfjupyter/api/clusters/<id>/stop    stops it with ipyparallel (the kernel's Cluster
+                                               raises a clear ClusterError at its next use)
+    DELETE tfjupyter/api/clusters/<id>         forgets a stopped or orphaned cluster
+
+Which clusters exist comes from the registry kernels write (``tfjupyter.cluster.registry``);
+how their tasks are comes over the tasks' own token-checked telemetry gRPC: one
+``telemetry.watch()`` per cluster, made when a request first asks about it and closed when its
+entry goes, when its tasks are all gone after a stop, or when no request asked for
+``IDLE_WATCH_S`` seconds.
+
+A cluster is ``running`` (its kernel lives), ``stopping`` (a stop is under way, or it was
+stopped and a task still answers), ``stopped``, or ``orphaned`` (its kernel is gone but a task
+still answers). An entry whose kernel is gone and whose tasks are all gone is removed. A task
+is ``starting`` (no answer yet), ``idle``/``running`` (stepped in the last 2 s), ``dead`` (its
+process on this machine has exited) or ``unreachable`` (it does not answer, or it refused the
+token the registry holds). Errors are ``{"error": "..."}``, naming the cluster and the task.
+
+The server's event loop never waits: registry files, psutil checks, creating and closing
+watchers and ipyparallel's stop run in the extension's thread pool; a watcher polls from its
+own thread and its snapshot is a copy taken under a lock.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import socket
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Dict, List, Optional, Set, Tuple
+
+import tornado.web
+from jupyter_server.base.handlers import APIHandler
+from jupyter_server.utils import url_path_join
+from tornado.ioloop import PeriodicCallback
+
+from ..cluster import registry
+from ..cluster.cluster import local_processes, reap
+from ..cluster.status import describe_devices
+from ..distributed import telemetry
+
+API_PATH = "tfjupyter/api/clusters"
+SETTINGS_KEY = "tfjupyter_cluster_monitor"
+IDLE_WATCH_S = 30.0      # a watcher nobody asked about for this long is closed
+SWEEP_EVERY_S = 5.0
+FIRST_REPLY_S = 1.5      # a new watcher's first polls, so a first answer is not all "starting"
+WATCH_INTERVAL_S = 1.0   # a panel refreshes every second or two; polling faster buys nothing
+RECENT_STEP_S = 2.0      # a task that stepped this recently is "running" (as the status table)
+
+STOPPED_AND_GONE = "stopped, and its tasks are gone"
+
+_ID_PATTERN = r"[A-Za-z0-9_-]+"
+_REFUSED = re.compile(r"\((UNAUTHENTICATED|PERMISSION_DENIED)\)")
+
+
+class ApiError(Exception):
+    """An error a handler answers with ``{"error": message}`` and ``status``."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class _Watch:
+    """The extension's watcher of one cluster."""
+
+    def __init__(self, watcher, key: tuple):
+        self.watcher = watcher
+        self.key = key                      # (token, addresses): a new entry needs a new one
+        self.last_asked = time.monotonic()
+
+
+# =================================================================================================
+# The monitor: everything but HTTP. Its public methods block; handlers call them in its pool.
+# =================================================================================================
+class ClusterMonitor:
+    def __init__(self, log, idle_after: float = IDLE_WATCH_S):
+        self.log = log
+        self.idle_after = idle_after
+        self.executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tfjupyter-clusters")
+        self._lock = threading.Lock()
+        self._watches: Dict[str, _Watch] = {}
+        self._gone: Set[str] = set()        # stopped clusters whose tasks are all gone
+        self._stopping: Set[str] = set()    # stops under way
+        self._stop_errors: Dict[str, str] = {}
+        self._sweeper: Optional[PeriodicCallback] = None
+        self._closed = False
+
+    # -- on the event loop -------------------------------------------------------------------------
+    async def call(self, fn, *args):
+        """Runs ``fn(*args)`` in the pool; starts the idle sweep on first use (the loop runs by
+        then, which it may not when the extension is loaded)."""
+        if self._sweeper is None and not self._closed:
+            self._sweeper = PeriodicCallback(self._sweep_soon, SWEEP_EVERY_S * 1000)
+            self._sweeper.start()
+        return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
+
+    def _sweep_soon(self) -> None:
+        if not self._closed:
+            try:
+                self.executor.submit(self.sweep)
+            except RuntimeError:  # the pool shut down under us (close())
+                pass
+
+    # -- in the pool -------------------------------------------------------------------------------
+    def clusters(self) -> dict:
+        """The GET answer: every valid registry entry, described."""
+        entries = registry.entries()
+        present = {e["id"] for e in entries}
+        with self._lock:
+            vanished = [cid for cid in self._watches if cid not in present]
+            closing = [self._watches.pop(cid) for cid in vanished]
+            self._gone &= present
+            for cid in list(self._stop_errors):
+                if cid not in present:
+                    del self._stop_errors[cid]
+        self._close(closing)
+        # Every watcher first, then one wait for the new ones' first replies, not one per cluster.
+        watched = {entry["id"]: self._watch(entry) for entry in entries}
+        self._await_first_replies([w for w, _, fresh in watched.values() if fresh])
+        described = [self.describe(entry, watched=watched[entry["id"]]) for entry in entries]
+        return {"version": 1, "clusters": [c for c in described if c is not None]}
+
+    def describe(self, entry: dict, clean_up: bool = True,
+                 watched: Optional[tuple] = None) -> Optional[dict]:
+        """One cluster as the API shows it; None when ``clean_up`` removed its entry (kernel
+        gone and every task gone). ``watched``: what ``_watch(entry)`` gave, if called."""
+        cid = entry["id"]
+        kernel = entry["kernel"]
+        alive = kernel_alive(kernel)
+        if watched is None:
+            watched = self._watch(entry)
+            self._await_first_replies([watched[0]] if watched[2] else [])
+        watch, why_not, _ = watched
+        if watch is not None:
+            statuses = watch.watcher.snapshot()
+        else:
+            statuses = None if why_not else {}   # {}: it has no task to watch
+        watch_error = "" if why_not == STOPPED_AND_GONE else why_not
+        tasks, presences = [], []
+        for task in entry["tasks"]:
+            view, presence = self._task_view(cid, task, statuses, why_not)
+            tasks.append(view)
+            presences.append(presence)
+        all_gone = all(p == "gone" for p in presences)
+        with self._lock:
+            stopping = cid in self._stopping
+            error = self._stop_errors.get(cid, "")
+            if entry["state"] == "stopped" and all_gone and not stopping:
+                self._gone.add(cid)
+                finished = self._watches.pop(cid, None)
+            else:
+                finished = None
+        self._close([finished] if finished else [])
+        if clean_up and not alive and all_gone and not stopping:
+            self.log.info("tfjupyter: forgetting cluster %s: its kernel (pid %s) and its tasks "
+                          "are gone", cid, kernel.get("pid"))
+            self._forget_entry(cid)
+            return None
+        if stopping:
+            state = "stopping"
+        elif entry["state"] == "stopped":
+            state = "stopped" if all_gone else "stopping"
+        elif alive:
+            state = "running"
+        else:
+            state = "orphaned"
+            error = error or (f"cluster {cid}: its kernel (pid {kernel.get('pid')}) has exited "
+                              "but its tasks still run; stop them here")
+        if not error and watch_error:
+            error = watch_error
+        if not error and state == "running" and tasks and all_gone:
+            error = f"cluster {cid}: none of its tasks answers"
+        return {"id": cid, "created": entry["created"], "state": state,
+                "engines": entry["engines"],
+                "kernel": {"pid": kernel.get("pid"), "kernel_id": kernel.get("kernel_id", ""),
+                           "alive": alive},
+                "tasks": tasks, "error": error}
+
+    def stop(self, cluster_id: str) -> dict:
+        """Stops a cluster's controller and engines with ipyparallel; returns it described."""
+        entry = self._entry(cluster_id)
+        with self._lock:
+            under_way = cluster_id in self._stopping
+            if not under_way:
+                self._stopping.add(cluster_id)
+                self._stop_errors.pop(cluster_id, None)
+        if under_way:  # a second click: the first stop answers for both
+            return self.describe(entry, clean_up=False)
+        try:
+            cluster_file = entry["cluster_file"]
+            if not cluster_file or not os.path.exists(cluster_file):
+                if entry["state"] == "stopped":
+                    return self.describe(entry, clean_up=False)   # nothing left to stop
+                if entry["engines"] == "attached":
+                    why = "it runs on engines of an ipyparallel cluster that someone else started"
+                elif cluster_file:
+                    why = f"its ipyparallel cluster file {cluster_file} is gone"
+                else:
+                    why = "its entry names no ipyparallel cluster file"
+                raise ApiError(409, f"cluster {cluster_id} cannot be stopped from here: {why}; "
+                                    "stop it from its kernel (cluster.stop())")
+            # First, so the kernel stops using it even while ipyparallel is still at work.
+            entry = registry.mark_stopped(cluster_id, "panel") or dict(
+                entry, state="stopped", stopped_by="panel")
+            self.log.info("tfjupyter: stopping cluster %s (kernel pid %s) from the cluster panel",
+                          cluster_id, entry["kernel"].get("pid"))
+            self._stop_with_ipyparallel(entry)
+        except ApiError:
+            raise
+        except Exception as e:
+            message = (f"stopping cluster {cluster_id} with ipyparallel failed: "
+                       f"{type(e).__name__}: {e}")
+            self.log.error("tfjupyter: %s", message)
+            with self._lock:
+                self._stop_errors[cluster_id] = message
+            raise ApiError(500, message) from None
+        finally:
+            with self._lock:
+                self._stopping.discard(cluster_id)
+        # The kernel may have noticed and removed its entry already: describe what we know.
+        return self.describe(registry.read(cluster_id) or entry, clean_up=False)
+
+    def forget(self, cluster_id: str) -> dict:
+        """Removes a stopped or orphaned cluster's entry (its processes are left as they are)."""
+        entry = self._entry(cluster_id)
+        view = self.describe(entry, clean_up=False)
+        if view["state"] in ("running", "stopping"):
+            raise ApiError(409, f"cluster {cluster_id} is {view['state']}: only a stopped or "
+                                "orphaned cluster can be forgotten")
+        self._forget_entry(cluster_id)
+        self.log.info("tfjupyter: forgot cluster %s (%s)", cluster_id, view["state"])
+        return {"id": cluster_id, "deleted": True}
+
+    def watching(self) -> List[str]:
+        """The ids of the clusters whose watcher is open."""
+        with self._lock:
+            return sorted(self._watches)
+
+    def sweep(self) -> None:
+        """Closes the watchers nobody asked about lately."""
+        now = time.monotonic()
+        with self._lock:
+            idle = [cid for cid, w in self._watches.items() if now - w.last_asked > self.idle_after]
+            closing = [self._watches.pop(cid) for cid in idle]
+        self._close(closing)
+
+    def close(self) -> None:
+        """Stops the sweep and every watcher (the server is going away)."""
+        self._closed = True
+        if self._sweeper is not None:
+            self._sweeper.stop()
+        with self._lock:
+            closing = list(self._watches.values())
+            self._watches.clear()
+        self._close(closing)
+        self.executor.shutdown(wait=False)
+
+    # -- helpers -----------------------------------------------------------------------------------
+    def _entry(self, cluster_id: str) -> dict:
+        entry = registry.read(cluster_id)
+        if entry is None:
+            raise ApiError(404, f"no cluster {cluster_id!r} in the tfjupyter cluster registry "
+                                f"({registry.registry_dir()})")
+        return entry
+
+    def _forget_entry(self, cluster_id: str) -> None:
+        registry.remove(cluster_id)
+        with self._lock:
+            closing = self._watches.pop(cluster_id, None)
+            self._gone.discard(cluster_id)
+            self._stop_errors.pop(cluster_id, None)
+        self._close([closing] if closing else [])
+
+    def _watch(self, entry: dict) -> Tuple[Optional[_Watch], str, bool]:
+        """The cluster's watcher (made if need be, then ``fresh``), or None and why not:
+        STOPPED_AND_GONE, the error that kept it from being watched, or "" (no tasks)."""
+        cid = entry["id"]
+        if not entry["tasks"]:
+            return None, "", False
+        addresses = tuple(sorted((t["job"], t["index"], t["address"]) for t in entry["tasks"]))
+        key = (entry["token"], addresses)
+        stale = None
+        with self._lock:
+            if cid in self._gone:
+                return None, STOPPED_AND_GONE, False
+            watch = self._watches.get(cid)
+            if watch is not None and watch.key != key:  # the entry was rewritten
+                stale, watch = self._watches.pop(cid), None
+            fresh = watch is None
+            if fresh:
+                try:
+                    watch = self._watches[cid] = _Watch(self._new_watcher(entry), key)
+                except Exception as e:
+                    return None, (f"cluster {cid}: cannot watch its tasks: "
+                                  f"{type(e).__name__}: {e}"), False
+            watch.last_asked = time.monotonic()
+        self._close([stale] if stale else [])
+        return watch, "", fresh
+
+    @staticmethod
+    def _await_first_replies(watches: List[_Watch]) -> None:
+        """Until every task of ``watches`` answered or refused, at most FIRST_REPLY_S."""
+        deadline = time.monotonic() + FIRST_REPLY_S
+        while watches and time.monotonic() < deadline:
+            if not any(s.state == "unknown" and not s.error
+                       for w in watches for s in w.watcher.snapshot().values()):
+                return
+            time.sleep(0.05)
+
+    @staticmethod
+    def _new_watcher(entry: dict):
+        jobs: Dict[str, Dict[int, str]] = {}
+        for task in entry["tasks"]:
+            jobs.setdefault(task["job"], {})[task["index"]] = task["address"]
+        return telemetry.watch(jobs, token=entry["token"] or None, interval=WATCH_INTERVAL_S)
+
+    def _task_view(self, cid: str, task: dict, statuses: Optional[dict],
+                   why_not: str) -> Tuple[dict, str]:
+        """A task as the API shows it, and whether it answers: "up", "gone" or "unknown"."""
+        name = f"{task['job']}:{task['index']}"
+        where = f"cluster {cid}: {name} ({task['address']})"
+        status = statuses.get(f"/job:{task['job']}/replica:0/task:{task['index']}") \
+            if statuses is not None else None
+        view = {"name": name, "job": task["job"], "index": task["index"], "host": task["host"],
+                "address": task["address"],
+                "devices": describe_devices(task["devices"] or (status.devices if status else [])),
+                "state": "starting", "error": "", "global_step": None,
+                "steps_per_sec": 0.0, "examples_per_sec": 0.0}
+        if process_exited(task["host"], task["pid"]):
+            view.update(state="dead", error=f"{where}: its process {task['pid']} on "
+                                            f"{task['host']} has exited")
+            return view, "gone"
+        if statuses is None and why_not == STOPPED_AND_GONE:
+            view.update(state="dead", error=f"{where}: stopped")
+            return view, "gone"
+        if status is None:  # it could not be watched
+            view.update(state="unreachable", error=why_not or f"{where}: not watched")
+            return view, "unknown"
+        if status.state == "alive":
+            recent = (status.last_step_time is not None
+                      and time.time() - status.last_step_time < RECENT_STEP_S)
+            view.update(state="running" if recent else "idle", global_step=status.global_step,
+                        steps_per_sec=round(status.steps_per_sec or 0.0, 3),
+                        examples_per_sec=round(status.examples_per_sec or 0.0, 3))
+            return view, "up"
+        if status.state == "dead":
+            view.update(state="unreachable",
+                        error=f"{where} does not answer: {_strip_where(status.error)}")
+            return view, "gone"
+        if status.error:
+            refused = _REFUSED.search(status.error)
+            if refused:
+                view.update(state="unreachable",
+                            error=f"{where} refused the token in the cluster's registry entry "
+                                  f"({refused.group(1)}): the entry is stale, or another "
+                                  "cluster now serves at that address")
+                return view, "up"      # it answered, so something runs there
+            view.update(state="unreachable", error=f"{where}: {_strip_where(status.error)}")
+            return view, "up" if "no cluster token" not in status.error else "unknown"
+        return view, "unknown"
+
+    def _stop_with_ipyparallel(self, entry: dict) -> None:
+        import ipyparallel  # not at import: a server without clusters never needs it
+        ipp = ipyparallel.Cluster.from_file(entry["cluster_file"], log=self.log)
+        ours = local_processes(ipp, [t["pid"] for t in entry["tasks"]
+                                     if is_this_host(t["host"])])
+        self._shut_engines_down(ipp)
+        ipp.stop_cluster_sync()
+        # Engine nannies outlive their engines a little; nothing of the cluster may stay.
+        reap(ours)
+
+    def _shut_engines_down(self, ipp, timeout: float = 3.0) -> None:
+        """Asks the engines to exit through the controller, as the kernel's stop does: they
+        exit at once and cleanly, where the launchers' SIGTERM takes seconds (and a traceback).
+        The launchers' stop follows anyway, so a failure here costs nothing but time."""
+        try:
+            client = ipp.connect_client_sync(timeout=timeout)
+        except Exception as e:
+            self.log.debug("tfjupyter: no ipyparallel client for a clean shutdown: %s", e)
+            return
+        try:
+            ids = list(client.ids)
+            if ids:
+                client.shutdown(targets=ids, block=False)
+            deadline = time.monotonic() + timeout
+            while set(ids) & set(client.ids) and time.monotonic() < deadline:
+                time.sleep(0.05)
+        except Exception as e:
+            self.log.debug("tfjupyter: asking the engines to shut down failed: %s", e)
+        finally:
+            client.close()
+
+    def _close(self, watches: List[_Watch]) -> None:
+        for watch in watches:
+            try:
+                watch.watcher.close()
+            except Exception as e:
+                self.log.warning("tfjupyter: closing a cluster watcher failed: %s", e)
+
+
+def _strip_where(error: Optional[str]) -> str:
+    """A watcher's error without its "/job:…/task:… (address)" prefix, which we say better."""
+    error = error or ""
+    return re.sub(r"^/job:\S+ \([^)]*\):?\s*", "", error)
+
+
+# -- this machine's processes ---------------------------------------------------------------------
+_this_host: Optional[Set[str]] = None
+
+
+def is_this_host(host: str) -> bool:
+    global _this_host
+    if _this_host is None:  # getfqdn may ask DNS: once, and never on the event loop
+        _this_host = {socket.gethostname(), socket.getfqdn(), "localhost"}
+    return host in _this_host
+
+
+def _running(pid: int):
+    """psutil's Process of ``pid`` if it runs (a zombie has exited), else None."""
+    import psutil
+    try:
+        process = psutil.Process(pid)
+    except (psutil.Error, ValueError):
+        return None
+    try:
+        if process.status() == psutil.STATUS_ZOMBIE:
+            return None
+    except psutil.NoSuchProcess:
+        return None
+    except psutil.Error:  # another user's process: it runs, we may not look closer
+        pass
+    return process
+
+
+def process_exited(host: str, pid: int) -> bool:
+    """True only when ``pid`` is of this machine and no longer runs."""
+    return bool(pid) and is_this_host(host) and _running(pid) is None
+
+
+def kernel_alive(kernel: dict) -> bool:
+    """Whether the kernel that registered a cluster still runs. A kernel of another host (a
+    registry shared over NFS) cannot be checked from here and counts as alive."""
+    if kernel.get("host") and not is_this_host(kernel["host"]):
+        return True
+    process = _running(kernel["pid"])
+    if process is None:
+        return False
+    created = kernel.get("create_time")
+    if created:
+        try:  # another process may have got the pid since
+            return abs(process.create_time() - created) < 1.0
+        except Exception:
+            return True
+    return True
+
+
+# =================================================================================================
+# HTTP
+# =================================================================================================
+class _Handler(APIHandler):
+    """JSON in, JSON out; errors as {"error": ...}."""
+
+    @property
+    def monitor(self) -> ClusterMonitor:
+        return self.settings[SETTINGS_KEY]
+
+    async def _answer(self, fn, *args) -> None:
+        try:
+            result = await self.monitor.call(fn, *args)
+        except ApiError as e:
+            self.set_status(e.status)
+            result = {"error": e.message}
+        except Exception as e:
+            self.log.exception("tfjupyter: %s %s failed", self.request.method, self.request.path)
+            self.set_status(500)
+            result = {"error": f"{type(e).__name__}: {e}"}
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps(result))
+
+    def write_error(self, status_code: int, **kwargs) -> None:
+        # Tornado's own errors (403 unauthenticated, 405, ...) in our shape too.
+        exc = kwargs.get("exc_info", (None, None, None))[1]
+        message = getattr(exc, "log_message", None) or self._reason
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps({"error": f"{self.request.method} {self.request.path}: "
+                                         f"{status_code} {message}"}))
+
+
+class ClustersHandler(_Handler):
+    @tornado.web.authenticated
+    async def get(self) -> None:
+        await self._answer(self.monitor.clusters)
+
+
+class StopHandler(_Handler):
+    @tornado.web.authenticated
+    async def post(self, cluster_id: str) -> None:
+        await self._answer(self.monitor.stop, cluster_id)
+
+
+class ClusterHandler(_Handler):
+    @tornado.web.authenticated
+    async def delete(self, cluster_id: str) -> None:
+        await self._answer(self.monitor.forget, cluster_id)
+
+
+def _load_jupyter_server_extension(serverapp) -> None:
+    web_app = serverapp.web_app
+    base = url_path_join(web_app.settings["base_url"], API_PATH)
+    monitor = ClusterMonitor(serverapp.log)
+    web_app.settings[SETTINGS_KEY] = monitor
+    web_app.add_handlers(".*$", [
+        (base, ClustersHandler),
+        (url_path_join(base, f"({_ID_PATTERN})", "stop"), StopHandler),
+        (url_path_join(base, f"({_ID_PATTERN})"), ClusterHandler),
+    ])
+    serverapp.log.info("tfjupyter: cluster panel API at %s (registry %s)", base,
+                       os.environ.get(registry.ENV_DIR) or "the Jupyter runtime dir")
+
+
+# The name older notebook servers looked for.
+load_jupyter_server_extension = _load_jupyter_server_extension
