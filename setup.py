@@ -104,8 +104,10 @@ setup(
         "bokeh>=3.4",
         "jupyter_bokeh>=4.0",
         "ipywidgets>=8.0",
-        # The lab extension (graph view, cluster panel) and its server extension.
-        "jupyterlab>=4.0,<5",
+        # The lab extension (graph view, cluster panel) and its server extension. It is built
+        # against JupyterLab 4.6 (@jupyterlab/* ^4.6 in labextension/package.json), whose
+        # shared packages an older JupyterLab does not provide.
+        "jupyterlab>=4.6,<5",
         "jupyter_server>=2.0",
     ],
     extras_require={

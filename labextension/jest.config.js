@@ -1,4 +1,5 @@
-// jest runs the TypeScript tests with ts-jest (the model is pure TS, no DOM needed).
+// jest runs the TypeScript tests with ts-jest. The model and layout tests need no DOM (node);
+// the view and panel tests ask for jsdom with a @jest-environment docblock.
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/src'],

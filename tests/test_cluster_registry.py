@@ -8,7 +8,10 @@ import logging
 import os
 import socket
 import stat
+import subprocess
+import sys
 import threading
+import types
 
 import pytest
 
@@ -56,13 +59,31 @@ def test_the_directory_is_private_and_defaults_to_jupyters_runtime_dir(tmp_path,
     path = registry.registry_dir()
     assert path == str(tmp_path / "runtime" / "tfjupyter-clusters")
     assert _mode(path) == 0o700
-    # A directory that exists with a looser mode is tightened (its files hold tokens).
+
+
+def test_an_existing_directory_keeps_its_mode_and_an_open_one_is_warned_about_once(
+        tmp_path, monkeypatch, caplog):
+    # Not chmod-ed: $TFJUPYTER_REGISTRY_DIR may name $HOME, or a directory shared on purpose.
     loose = tmp_path / "loose"
-    loose.mkdir(mode=0o755)
+    loose.mkdir()
     os.chmod(loose, 0o755)
     monkeypatch.setenv(registry.ENV_DIR, str(loose))
-    assert registry.registry_dir() == str(loose)
-    assert _mode(loose) == 0o700
+    with caplog.at_level(logging.WARNING, logger="tfjupyter.cluster"):
+        assert registry.registry_dir() == str(loose)
+        registry.register(_unstarted_cluster())            # and the panel's polls after it
+        registry.entries()
+    assert _mode(loose) == 0o755
+    assert [r.getMessage() for r in caplog.records] == [
+        f"tfjupyter cluster registry: {loose} is open to other users (mode 755); its entries "
+        f"are not, but make it private: chmod 700 {loose}"]
+    assert [_mode(f) for f in loose.glob("*.json")] == [0o600]
+    caplog.clear()
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    monkeypatch.setenv(registry.ENV_DIR, str(private))
+    with caplog.at_level(logging.WARNING, logger="tfjupyter.cluster"):
+        registry.registry_dir()
+    assert caplog.records == [] and _mode(private) == 0o700
 
 
 def test_register_writes_the_clusters_entry_readable_by_its_owner_only(registry_dir):
@@ -196,6 +217,22 @@ def test_mark_stopped_and_remove(registry_dir):
     assert registry.read("c1") is None and registry.entries() == []
 
 
+def test_a_failed_panel_stop_is_undone_unless_the_kernel_acted_meanwhile(registry_dir):
+    registry.write(_entry("c1"))
+    before = registry.read("c1")
+    registry.mark_stopped("c1", "panel")
+    restored = registry.undo_mark_stopped("c1", "panel", before)
+    assert (restored["state"], restored["stopped_by"]) == ("running", "")
+    assert registry.read("c1") == restored and _mode(registry_dir / "c1.json") == 0o600
+    # Its kernel stopped it meanwhile (or saw the mark and let go of the entry): left so.
+    registry.mark_stopped("c1", "kernel")
+    assert registry.undo_mark_stopped("c1", "panel", before) is None
+    assert registry.read("c1")["stopped_by"] == "kernel"
+    registry.remove("c1")
+    assert registry.undo_mark_stopped("c1", "panel", before) is None
+    assert registry.read("c1") is None
+
+
 def test_ids_cannot_name_files_outside_the_registry(registry_dir):
     for bad in ("../escape", "a/b", "", "x" * 65, ".hidden"):
         with pytest.raises(ValueError, match="not a cluster id"):
@@ -216,6 +253,29 @@ def test_a_cluster_stopped_from_the_panel_says_so_at_its_next_use(registry_dir):
     cluster.stop()                                 # and stopping it again is quiet
     with pytest.raises(ClusterError, match="cluster panel"):
         cluster.status()
+
+
+def test_letting_go_after_a_panel_stop_reaps_what_of_the_cluster_is_left_here(registry_dir):
+    pytest.importorskip("ipyparallel")
+    # An engine the panel's stop left running (it failed half-way, or is still at work): the
+    # kernel's Cluster, letting go of its side, must not leave it running unlisted.
+    leftover = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)",
+                                 "ipyparallel.engine"])
+    try:
+        cluster = _unstarted_cluster()
+        cluster.tasks[1].host, cluster.tasks[1].pid = socket.gethostname(), leftover.pid
+        cluster._ipp = types.SimpleNamespace(controller=None, engines={}, shutdown_atexit=True,
+                                             profile_dir="", cluster_file="")
+        cluster._register()
+        registry.mark_stopped(cluster.id, "panel")
+        with pytest.raises(ClusterError, match="stopped from JupyterLab's cluster panel"):
+            cluster.select()
+        leftover.wait(timeout=20)                      # reaped by then, not by the finally
+        assert cluster._ipp.shutdown_atexit is False and registry.read(cluster.id) is None
+    finally:
+        if leftover.poll() is None:
+            leftover.kill()
+            leftover.wait()
 
 
 def test_a_cluster_without_a_writable_registry_still_works(tmp_path, monkeypatch, caplog):

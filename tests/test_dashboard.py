@@ -11,6 +11,8 @@ pytest.importorskip("bokeh")
 pytest.importorskip("jupyter_bokeh")
 
 import tfjupyter as tf  # noqa: E402
+import tfjupyter.lab as tfj_lab  # noqa: E402
+from tfjupyter.cluster import cluster as cluster_module  # noqa: E402
 from tfjupyter.distributed.telemetry import TaskStatus, TelemetryEvent  # noqa: E402
 from tfjupyter.runtime import events  # noqa: E402
 from tfjupyter.widgets import Dashboard, DashboardHook  # noqa: E402
@@ -374,6 +376,41 @@ def test_cluster_telemetry_feeds_every_panel_and_a_dead_task_stands_out():
     assert "Connection refused" in errors["worker:1"]
     source.close()
     assert watcher.closed and not watcher.callbacks
+
+
+# -- the cluster panel's Dashboard button -------------------------------------------------------------
+class ServingCluster:
+    """What cluster_dashboard and a Dashboard use of a serving Cluster: its id, a watcher."""
+
+    def __init__(self, cluster_id):
+        self.id = cluster_id
+        self.spec = None
+        self.watchers = []
+
+    def watch(self, **kwargs):
+        self.watchers.append(RecordedWatcher({}))
+        return self.watchers[-1]
+
+
+def test_cluster_dashboard_follows_that_serving_cluster_only(monkeypatch):
+    ours, other = ServingCluster("3f2a9c1e77d04b21"), ServingCluster("0123456789abcdef")
+    monkeypatch.setattr(cluster_module, "serving_clusters", lambda: [other, ours])
+    dash = tfj_lab.cluster_dashboard(ours.id)
+    try:
+        assert isinstance(dash, Dashboard) and dash.title == "cluster 3f2a9c1e"
+        ours.watchers[0].play(TelemetryEvent("/job:worker/replica:0/task:0", "step", 1.0, {
+            "session": 1, "step": 1, "duration": 0.1, "examples": 32, "global_step": 1,
+            "ops_run": 3, "fetches": 1, "seq": 1}))
+        dash._tick()                  # a pump's tick: it would look for new clusters here
+        dash._pump_once(final=True)
+        assert "worker:0" in dash.panels.throughput
+        assert len(ours.watchers) == 1 and other.watchers == []
+    finally:
+        dash.close()
+    assert ours.watchers[0].closed
+    with pytest.raises(LookupError, match="cluster 'gone' is not serving in this kernel: it was "
+                                          "stopped, or another kernel started it"):
+        tfj_lab.cluster_dashboard("gone")
 
 
 # -- the static snapshot ---------------------------------------------------------------------------

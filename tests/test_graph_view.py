@@ -301,7 +301,7 @@ def test_top_level_aggregates_scopes_and_edges():
         {"source": "w", "target": "out", "tensors": 0, "controls": 1, "cross": "none"}]
 
 
-def test_a_5000_op_view_stays_compact():
+def test_a_5000_op_view_stays_compact_and_a_bigger_graph_says_how_to_see_more():
     g = tf.Graph()
     with g.as_default():
         x = tf.placeholder(tf.float32, [None, 8], name="x")
@@ -309,15 +309,21 @@ def test_a_5000_op_view_stays_compact():
         for i in range(1000):
             with tf.name_scope(f"layer{i}"):
                 h = tf.nn.relu(tf.matmul(h, tf.ones([8, 8])) + 1.0)
-    view = GraphView(g)
+    total = len(g.get_operations())
+    assert total > 5000
+    view = GraphView(g)                                          # the default: 5,000 ops
     doc = view.document
-    assert doc["total_ops"] == len(doc["nodes"]) > 5000 and not doc["truncated"]
+    assert doc["truncated"] and doc["total_ops"] == total and len(doc["nodes"]) == 5000
     text = view.to_json()
     assert json.loads(text) == doc
-    assert len(text) < 400 * doc["total_ops"]                  # bytes per op, edges included
+    assert len(text) < 400 * len(doc["nodes"])                 # bytes per op, edges included
+    assert "the first 5000 listed; show_graph(g, max_ops=N) shows more" in view.summary()
     page = view.to_html()
     assert "<svg xmlns" not in page and len(page) < 300_000     # 500 table rows, no drawing
-    assert f"The first 500 of {doc['total_ops']} ops are listed." in page
+    assert "the first 5000 are drawn and listed (show_graph(g, max_ops=N) shows more)" in page
+    assert f"The first 500 of {total} ops are listed." in page
+    everything = show_graph(g, max_ops=total).document
+    assert not everything["truncated"] and len(everything["nodes"]) == total
 
 
 # -- Jupyter display -------------------------------------------------------------------------------------

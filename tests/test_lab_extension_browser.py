@@ -15,7 +15,7 @@ from pathlib import Path
 import nbformat
 
 from lab import (browser_page, chromium_browser, jupyter_lab, open_notebook,  # noqa: F401
-                 requires_chromium, run_all, run_cell, shot, wait_idle)
+                 requires_chromium, run_all, run_cell, shot, wait_idle, widget_errors)
 
 pytestmark = requires_chromium
 
@@ -92,6 +92,9 @@ def _cmdline(process) -> list:
 def test_graph_view_and_cluster_panel(jupyter_lab, browser_page, tmp_path):
     page = browser_page
     nb = nbformat.read(NOTEBOOK, as_version=4)
+    # The browser has no network: the dashboard's BokehJS goes into the page inline.
+    nb.cells.append(nbformat.v4.new_code_cell("import os\nos.environ['TFJUPYTER_BOKEHJS'] = "
+                                              "'inline'"))
     nb.cells.append(nbformat.v4.new_code_cell("%tf_cluster start --ps 1 --workers 1"))
     nb.cells.append(nbformat.v4.new_code_cell("%tf_cluster status"))
     nbformat.write(nb, jupyter_lab.root_dir / "placement.ipynb")
@@ -164,6 +167,20 @@ def test_graph_view_and_cluster_panel(jupyter_lab, browser_page, tmp_path):
     if docs_picture:
         graphs.nth(1).scroll_into_view_if_needed()
         shot(page, docs_picture)
+
+    # Dashboard: the cluster's live dashboard, run in the notebook's kernel, in a tab of its own.
+    panel.locator(".tfj-cluster").first.locator(".tfj-open-dashboard").click()
+    dashboard = page.locator(".jp-MainAreaWidget .tfjupyter-dashboard")
+    dashboard.first.wait_for(timeout=60_000)
+    _wait(lambda: "worker:0" in dashboard.first.locator(".tfj-health").inner_text(), 30,
+          "the dashboard's health table lists worker:0", page)
+    assert not widget_errors(page)
+    shot(page, tmp_path / "dashboard-tab.png")
+    page.evaluate("""() => {
+      const app = window.jupyterapp;
+      for (const w of app.shell.widgets('main'))
+        if (w.context && w.context.path === 'placement.ipynb') app.shell.activateById(w.id);
+    }""")
 
     before = _ipyparallel_processes(jupyter_lab)
     assert before, "the notebook's cluster runs no ipyparallel process under the lab"

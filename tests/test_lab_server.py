@@ -24,9 +24,12 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 import psutil  # noqa: E402
+from jupyter_server.auth import Authorizer  # noqa: E402
 
 import tfjupyter as tf  # noqa: E402
 from tfjupyter.cluster import Cluster, ClusterError, registry  # noqa: E402
+from tfjupyter.distributed import telemetry  # noqa: E402
+from tfjupyter.lab import server  # noqa: E402
 from tfjupyter.lab.server import SETTINGS_KEY  # noqa: E402
 
 from cluster_util import TOKEN  # noqa: E402
@@ -50,14 +53,19 @@ def registry_dir(tmp_path, monkeypatch):
 
 @pytest.fixture
 def api(jp_fetch, jp_asyncio_loop, jp_serverapp, registry_dir):
-    """api(method, *path) -> (status, JSON body), authenticated as the test server's user."""
+    """api(method, *path) -> (status, JSON body), authenticated as the test server's user.
+    No answer may carry a cluster's token (why entries are 0600): every 200 is checked."""
     def call(method, *parts, **kwargs):
         body = b"" if method == "POST" else None
         response = jp_asyncio_loop.run_until_complete(jp_fetch(
             *API, *parts, method=method, body=body, raise_error=False, **kwargs))
-        return response.code, json.loads(response.body) if response.body else None
+        text = response.body.decode()
+        if response.code == 200:
+            tokens = {TOKEN} | {entry["token"] for entry in registry.entries()}
+            assert not [t for t in tokens if t in text], f"a cluster token in {method} {parts}"
+        return response.code, json.loads(text) if text else None
     yield call
-    jp_serverapp.web_app.settings[SETTINGS_KEY].close()
+    server._unload_jupyter_server_extension(jp_serverapp)
 
 
 @pytest.fixture
@@ -240,6 +248,35 @@ def test_watchers_close_when_nobody_asks_or_the_entry_goes(api, cleanup, jp_serv
     assert api("GET")[0] == 200 and monitor.watching() == ["b"]   # asked for again
 
 
+def test_the_servers_watchers_keep_no_backlog_of_events(api, cleanup, jp_serverapp):
+    monitor = jp_serverapp.web_app.settings[SETTINGS_KEY]
+    spec, servers = _servers(cleanup)
+    registry.write(_entry("busy", servers))
+    assert api("GET")[0] == 200
+    watcher = monitor._watches["busy"].watcher
+    deadline = time.monotonic() + 15
+    while watcher.dropped < 3:   # a few polls' events (alive, health) of both tasks
+        assert time.monotonic() < deadline, watcher.dropped
+        time.sleep(0.2)
+    assert len(watcher.events()) <= 1           # only snapshot() is read: nothing piles up
+    with pytest.raises(ValueError, match="max_events must be an int >= 1"):
+        telemetry.watch(spec, max_events=0)
+
+
+def test_unloading_the_extension_closes_its_watchers_and_pool(api, cleanup, jp_serverapp):
+    monitor = jp_serverapp.web_app.settings[SETTINGS_KEY]
+    spec, servers = _servers(cleanup, ("ps",))
+    registry.write(_entry("a", servers))
+    assert api("GET")[0] == 200
+    watcher = monitor._watches["a"].watcher
+    t0 = time.monotonic()
+    server._unload_jupyter_server_extension(jp_serverapp)
+    assert time.monotonic() - t0 < 10
+    assert watcher.closed and monitor.watching() == []
+    with pytest.raises(RuntimeError):            # the pool takes no more work
+        monitor.executor.submit(time.sleep, 0)
+
+
 def test_a_corrupt_entry_is_skipped(api, registry_dir, cleanup):
     spec, servers = _servers(cleanup, ("ps",))
     registry.write(_entry("fine", servers))
@@ -279,6 +316,32 @@ def test_requests_without_the_servers_token_are_refused(api, registry_dir, http_
     assert code == 200 and [c["id"] for c in body["clusters"]] == ["secret"]
 
 
+class ReadOnlyAuthorizer(Authorizer):
+    """Lets users read tfjupyter's clusters (GET) but not write them (POST, DELETE)."""
+
+    def is_authorized(self, handler, user, action, resource):
+        return not (resource == "tfjupyter" and action == "write")
+
+
+class TestAnAuthorizerThatRefusesWrites:
+    @pytest.fixture
+    def jp_server_config(self):
+        return {"ServerApp": {"jpserver_extensions": {"tfjupyter.lab": True},
+                              "authorizer_class": ReadOnlyAuthorizer}}
+
+    def test_users_see_clusters_but_cannot_stop_or_forget_them(self, api, cleanup):
+        spec, servers = _servers(cleanup, ("ps",))
+        registry.write(_entry("guarded", servers))
+        code, body = api("GET")
+        assert code == 200 and [c["id"] for c in body["clusters"]] == ["guarded"]
+        for method, parts in (("POST", ("guarded", "stop")), ("DELETE", ("guarded",))):
+            code, body = api(method, *parts)
+            assert code == 403, (method, body)
+            assert "not authorized to write on resource: tfjupyter" in body["error"]
+        entry = registry.read("guarded")
+        assert (entry["state"], entry["stopped_by"]) == ("running", "")   # nothing was done
+
+
 # -- stopping a real cluster -----------------------------------------------------------------------
 def _ipp_processes():
     """ipyparallel processes (controller, engines, nannies) started from this process."""
@@ -299,7 +362,8 @@ def _gone(pid) -> bool:
         return True
 
 
-def test_stop_from_the_panel_ends_a_real_cluster(api, registry_dir, tmp_path, monkeypatch):
+def test_stop_from_the_panel_ends_a_real_cluster(api, registry_dir, tmp_path, monkeypatch,
+                                                 jp_serverapp):
     monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
     monkeypatch.setenv("TFJUPYTER_TOKEN_DIR", str(tmp_path / "tokens"))
     before = {p.pid for p in _ipp_processes()}
@@ -318,9 +382,34 @@ def test_stop_from_the_panel_ends_a_real_cluster(api, registry_dir, tmp_path, mo
                                              for t in cs[cluster.id]["tasks"]))
         assert clusters[cluster.id]["state"] == "running"
 
+        # A stop that fails puts the entry back: the kernel keeps its cluster, the panel says
+        # why, and a second try stops it.
+        monitor = jp_serverapp.web_app.settings[SETTINGS_KEY]
+        stop_with_ipyparallel, attempts = monitor._stop_with_ipyparallel, []
+
+        def failing_once(entry):
+            attempts.append(entry["stopped_by"])
+            if len(attempts) == 1:
+                raise RuntimeError("the controller did not answer")
+            stop_with_ipyparallel(entry)
+
+        monkeypatch.setattr(monitor, "_stop_with_ipyparallel", failing_once)
+        code, body = api("POST", cluster.id, "stop")
+        failure = (f"stopping cluster {cluster.id} with ipyparallel failed: RuntimeError: the "
+                   "controller did not answer")
+        assert (code, body) == (500, {"error": failure})
+        entry = registry.read(cluster.id)
+        assert (entry["state"], entry["stopped_by"]) == ("running", "")
+        failed = _poll(api, lambda cs: True)[cluster.id]
+        assert failed["state"] == "running" and failed["error"] == failure
+        assert sorted(cluster.run("1 + 1")) == ["worker:0"]      # the kernel's side still works
+        assert not [pid for pid in pids + started if _gone(pid)]
+
         code, body = api("POST", cluster.id, "stop")
         assert code == 200, body
+        assert attempts == ["panel", "panel"]
         assert body["id"] == cluster.id and body["state"] == "stopped", body
+        assert body["error"] == ""
         assert {t["state"] for t in body["tasks"]} == {"dead"}
         deadline = time.monotonic() + 15
         while not all(_gone(pid) for pid in pids + started):

@@ -18,7 +18,7 @@ import textwrap
 import time
 import weakref
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Union
+from typing import Callable, Dict, List, Optional, Sequence, Set, Union
 
 from . import engine as _engine
 from . import registry
@@ -30,6 +30,7 @@ __all__ = ["Cluster", "Task"]
 _log = logging.getLogger("tfjupyter.cluster")
 
 _TASK_ENV_PASSTHROUGH = ("TFJUPYTER_TLS_CERT", "TFJUPYTER_TLS_KEY", "TFJUPYTER_TLS_CA")
+FIRST_REPLY_S = 3.0   # status() on a new watcher waits this long at most for the tasks' replies
 
 STOPPED_FROM_PANEL = ("this cluster was stopped from JupyterLab's cluster panel; "
                       "start a new one")
@@ -399,10 +400,7 @@ class Cluster:
     def _status_watcher(self):
         if self._watcher is None:
             self._watcher = self.watch()
-            deadline = time.monotonic() + 3  # the first replies, so no row reads "starting"
-            while time.monotonic() < deadline and any(
-                    s.state == "unknown" for s in self._watcher.snapshot().values()):
-                time.sleep(0.05)
+            await_first_replies([self._watcher], FIRST_REPLY_S)
         return self._watcher
 
     def status(self):
@@ -452,6 +450,10 @@ class Cluster:
             # Else ipyparallel would stop it again at exit or when collected, and warn that the
             # processes it knew are gone.
             self._ipp.shutdown_atexit = False
+            # The panel's stop may have failed half-way, or be under way still: whatever of the
+            # cluster runs on this machine must not outlive it unlisted. (Nothing to do, and no
+            # wait, when they are gone.)
+            reap(local_processes(self._ipp, self._task_pids_here()))
         self._runs.clear()
         self._unregister()
 
@@ -492,37 +494,20 @@ class Cluster:
                 self.client[[t.engine_id for t in self.tasks]].apply_sync(_engine.stop)
             except Exception as e:
                 _log.warning("stopping the task servers failed: %s", e)
-        if self.client is not None and self._owns_engines:
-            self._shutdown_engines()
-        if self.client is not None:
-            self.client.close()
         if self._ipp is not None:
-            ours = self._local_processes()
             try:
-                self._ipp.stop_cluster_sync()
+                stop_ipyparallel(self._ipp, self.client, self._task_pids_here())
             except Exception as e:
                 _log.warning("ipyparallel could not stop the cluster cleanly: %s", e)
-            reap(ours)
+        if self.client is not None:   # attached (stop_ipyparallel closed the client of ours)
+            self.client.close()
         self._runs.clear()
         # Last: if stopping failed half-way, the panel still shows what is left (stopping).
         self._unregister()
 
-    def _shutdown_engines(self, timeout: float = 3.0) -> None:
-        """Asks the engines to exit; the launchers would signal them, wait 5 s, then kill."""
-        ids = [t.engine_id for t in self.tasks if t.engine_id in self.client.ids]
-        try:
-            if ids:
-                self.client.shutdown(targets=ids, block=False)
-        except Exception as e:
-            _log.warning("asking the engines to shut down failed: %s", e)
-            return
-        deadline = time.monotonic() + timeout
-        while set(ids) & set(self.client.ids) and time.monotonic() < deadline:
-            time.sleep(0.05)
-
-    def _local_processes(self) -> List:
-        """The controller, engines and nannies of this cluster that run on this machine."""
-        return local_processes(self._ipp, [t.pid for t in self.tasks if _is_this_host(t.host)])
+    def _task_pids_here(self) -> List[int]:
+        """The pids of the engines serving this cluster's tasks on this machine."""
+        return [t.pid for t in self.tasks if is_this_host(t.host)]
 
     def __enter__(self) -> "Cluster":
         return self.start()
@@ -556,8 +541,56 @@ def _engine_output(engine_set) -> str:
     return text.strip()[-2000:] or "(no output)"
 
 
-def _is_this_host(host: str) -> bool:
-    return host in (socket.gethostname(), socket.getfqdn())
+_this_host_names: Optional[Set[str]] = None
+
+
+def is_this_host(host: str) -> bool:
+    """Whether ``host``, as a task or a kernel reported it, is this machine."""
+    global _this_host_names
+    if _this_host_names is None:  # getfqdn may ask DNS: once per process
+        _this_host_names = {socket.gethostname(), socket.getfqdn(), "localhost"}
+    return host in _this_host_names
+
+
+def await_first_replies(watchers, timeout: float) -> None:
+    """Waits, at most ``timeout`` s, until every task of the telemetry ``watchers`` has
+    answered or refused, so that a status read from a new watcher is not all "starting"."""
+    deadline = time.monotonic() + timeout
+    while watchers and time.monotonic() < deadline:
+        if not any(s.state == "unknown" and not s.error
+                   for w in watchers for s in w.snapshot().values()):
+            return
+        time.sleep(0.05)
+
+
+def stop_ipyparallel(ipp, client, task_pids: Sequence[int] = ()) -> None:
+    """Stops the controller and engines of ``ipp``, an ipyparallel.Cluster that is a tfjupyter
+    cluster's alone, and every process of it on this machine (``task_pids``: its tasks' engines
+    here). ``client``, connected to it (or None), asks the engines to exit first and is closed
+    then. Raises what ipyparallel's stop raises, once the processes are reaped anyway."""
+    ours = local_processes(ipp, task_pids)   # before they exit, while their children are theirs
+    try:
+        if client is not None:
+            _shutdown_engines(client)
+            client.close()
+        ipp.stop_cluster_sync()
+    finally:
+        reap(ours)
+
+
+def _shutdown_engines(client, timeout: float = 3.0) -> None:
+    """Asks every engine to exit through the controller: they exit at once and cleanly, where
+    the launchers' stop signals them, waits 5 s, then kills. That stop follows anyway, so a
+    failure here costs nothing but time."""
+    try:
+        ids = list(client.ids)
+        if ids:
+            client.shutdown(targets=ids, block=False)
+        deadline = time.monotonic() + timeout
+        while set(ids) & set(client.ids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    except Exception as e:
+        _log.warning("asking the engines to shut down failed: %s", e)
 
 
 def local_processes(ipp, task_pids=()) -> List:

@@ -3,11 +3,14 @@
 A kernel's ``Cluster`` writes its entry once its tasks serve (``register``) and removes it at
 ``stop()``; the Jupyter server extension (``tfjupyter.lab.server``) reads the entries to show
 every cluster in JupyterLab's cluster panel and to stop one from there (``mark_stopped(id,
-"panel")``, which the kernel's ``Cluster`` notices at its next use).
+"panel")``, which the kernel's ``Cluster`` notices at its next use; ``undo_mark_stopped`` when
+that stop failed).
 
 Where: ``$TFJUPYTER_REGISTRY_DIR`` if set, else ``jupyter_runtime_dir()/tfjupyter-clusters``
 (the directory Jupyter keeps kernels' connection files in, so a server and its kernels agree).
-The directory is 0700 and every file 0600: an entry holds the cluster's gRPC token.
+Every file is 0600: an entry holds the cluster's gRPC token. The directory is made 0700; one
+that exists keeps its mode (it may be one the user chose, like $HOME), with a warning when other
+users may enter it.
 
 An entry (``<id>.json``)::
 
@@ -40,13 +43,14 @@ import logging
 import os
 import re
 import socket
+import stat
 import sys
 import tempfile
 import time
 from typing import Dict, Iterator, List, Optional, Tuple
 
 __all__ = ["registry_dir", "register", "entry_for", "write", "entries", "read", "mark_stopped",
-           "remove", "kernel_identity", "kernel_id_from_connection_file"]
+           "undo_mark_stopped", "remove", "kernel_identity", "kernel_id_from_connection_file"]
 
 _log = logging.getLogger("tfjupyter.cluster")
 
@@ -55,26 +59,38 @@ STOPPED_BY = ("panel", "kernel")
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _KERNEL_FILE = re.compile(r"^kernel-(.+)\.json$")
 
-# Files already warned about, by (path, mtime, size): a panel polls every few seconds and one
-# bad file should say so once, not at every poll.
+# Files already warned about, by (path, mtime, size), and open directories, by (path, mode): a
+# panel polls every few seconds and one problem should be said once, not at every poll.
 _warned: set = set()
 
 
 # -- where ----------------------------------------------------------------------------------------
 def registry_dir(create: bool = True) -> str:
-    """The registry's directory (made 0700 when ``create``)."""
+    """The registry's directory (made, 0700, when ``create`` and it does not exist)."""
     path = os.environ.get(ENV_DIR)
     if not path:
         from jupyter_core.paths import jupyter_runtime_dir
         path = os.path.join(jupyter_runtime_dir(), "tfjupyter-clusters")
     path = os.path.abspath(path)
     if create:
-        os.makedirs(path, mode=0o700, exist_ok=True)
-        mode = os.stat(path).st_mode & 0o777
-        if mode != 0o700:
-            # makedirs' mode yields to the umask, and an existing directory keeps its own.
-            os.chmod(path, 0o700)
+        _make_private_dir(path)
     return path
+
+
+def _make_private_dir(path: str) -> None:
+    try:
+        os.makedirs(path, mode=0o700)
+    except FileExistsError:
+        # Not ours to chmod: $TFJUPYTER_REGISTRY_DIR may name a directory shared on purpose, or
+        # $HOME. The entries stay 0600; others could still list or remove them.
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+        if mode & 0o077 and (path, mode) not in _warned:
+            _warned.add((path, mode))
+            _log.warning("tfjupyter cluster registry: %s is open to other users (mode %o); "
+                         "its entries are not, but make it private: chmod 700 %s",
+                         path, mode, path)
+        return
+    os.chmod(path, 0o700)  # makedirs' mode yields to the umask
 
 
 def _path(cluster_id: str, directory: Optional[str] = None) -> str:
@@ -186,13 +202,29 @@ def mark_stopped(cluster_id: str, by: str, directory: Optional[str] = None) -> O
     entry, or None when there is no (valid) entry."""
     if by not in STOPPED_BY:
         raise ValueError(f"stopped_by must be one of {STOPPED_BY}, got {by!r}")
+    return _update(cluster_id, directory, lambda entry: True, state="stopped", stopped_by=by)
+
+
+def undo_mark_stopped(cluster_id: str, by: str, before: dict,
+                      directory: Optional[str] = None) -> Optional[dict]:
+    """Undoes ``mark_stopped(cluster_id, by)`` when the stop it announced failed: the entry gets
+    the ``state`` and ``stopped_by`` of ``before`` (the entry as it was) back. An entry no longer
+    stopped by ``by`` is left alone (its kernel saw the mark and let go of it, or stopped it);
+    returns the entry written, or None."""
+    return _update(cluster_id, directory, lambda entry: entry["stopped_by"] == by,
+                   state=before["state"], stopped_by=before["stopped_by"])
+
+
+def _update(cluster_id: str, directory: Optional[str], applies, **changes) -> Optional[dict]:
+    """Sets ``changes`` in the entry if ``applies(entry)``, all under the registry's lock;
+    returns the entry written, or None."""
     directory = directory or registry_dir()
     path = _path(cluster_id, directory)
     with _locked(directory):
         entry = _load(path)
-        if entry is None:
+        if entry is None or not applies(entry):
             return None
-        entry["state"], entry["stopped_by"] = "stopped", by
+        entry.update(changes)
         write(entry, directory)
     return entry
 

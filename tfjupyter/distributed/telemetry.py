@@ -517,6 +517,8 @@ class Watcher:
             raise ValueError("watch: interval, window and deadline must be positive")
         if type(trace_every) is not int or trace_every < 0:
             raise ValueError(f"watch: trace_every must be an int >= 0, got {trace_every!r}")
+        if type(max_events) is not int or max_events < 1:
+            raise ValueError(f"watch: max_events must be an int >= 1, got {max_events!r}")
         self.trace_every = trace_every
         self.interval, self.window, self.deadline = float(interval), float(window), float(deadline)
         tls = tls if tls is not None else TlsConfig()
@@ -863,7 +865,7 @@ def _task_list(targets) -> List[Tuple[str, str]]:
 
 
 def watch(targets, token: Optional[str] = None, interval: float = 0.5, tls=None,
-          window: float = 5.0, trace_every: int = 0) -> Watcher:
+          window: float = 5.0, trace_every: int = 0, max_events: int = 100000) -> Watcher:
     """Follows the telemetry of every task of ``targets`` over the cluster's gRPC plane.
 
     ``targets``: a ClusterSpec, a dict job -> addresses, or a list of "host:port" (tasks named
@@ -873,11 +875,13 @@ def watch(targets, token: Optional[str] = None, interval: float = 0.5, tls=None,
     between polls of a task; ``window``: seconds that steps_per_sec/examples_per_sec average.
     ``trace_every``: when > 0, every task's process traces one Session.run in every
     ``trace_every`` while the watcher polls it (``trace`` events; the request lapses ~10 s
-    after the watcher stops).
+    after the watcher stops). ``max_events``: events kept until taken (iteration, ``events()``);
+    beyond that the oldest go (``dropped`` counts them). A watcher only asked for ``snapshot()``
+    needs no more than 1 (the default's 100,000 events of a busy cluster are tens of MB).
 
         with tf.distributed.watch(cluster) as w:
             for event in w:
                 if event.kind == "step": ...
     """
     return Watcher(_task_list(targets), token=token, interval=interval, tls=tls, window=window,
-                   trace_every=trace_every)
+                   trace_every=trace_every, max_events=max_events)

@@ -46,6 +46,10 @@ _SOFT_PREFIX = "soft placement"
 _MAX_ATTRS = 6             # attrs per node in the document ...
 _MAX_ATTR_CHARS = 40       # ... each at most this long as text; longer ones are left out
 _TABLE_ROWS = 500          # rows of the HTML fallback's op table
+# Ops listed by default: the renderer's top level stays readable at 5,000, and a document of
+# 20,000 (~8 MB of JSON) would sit in the notebook of every cell that ends in a big graph.
+DEFAULT_MAX_OPS = 5000
+_MORE_OPS = "show_graph(g, max_ops=N) shows more"   # said wherever a view is truncated
 
 
 class GraphView:
@@ -55,12 +59,13 @@ class GraphView:
     from the session that ran last if it runs this graph, else the ops are "not placed".
     ``GraphView(session)`` shows the ops that session has placed (on a cluster: over every task;
     edges between tasks are its _Send/_Recv pairs); a MonitoredSession stands for its tf.Session.
-    At most ``max_ops`` ops are listed (the first, in graph order); ``title`` names what is
-    shown, and the view adds who placed it. ``document`` is the JSON document (a dict).
+    At most ``max_ops`` ops are listed (the first, in graph order; the document says
+    ``truncated``); ``title`` names what is shown, and the view adds who placed it.
+    ``document`` is the JSON document (a dict).
     """
 
     def __init__(self, graph_or_session, *, session: Optional[BaseSession] = None,
-                 max_ops: int = 20000, title: Optional[str] = None):
+                 max_ops: int = DEFAULT_MAX_OPS, title: Optional[str] = None):
         if isinstance(max_ops, bool) or not isinstance(max_ops, int) or max_ops < 1:
             raise ValueError(f"max_ops must be a positive int, got {max_ops!r}")
         self.graph, self.session, self.ops, self.records = _subject(graph_or_session, session)
@@ -93,7 +98,8 @@ class GraphView:
         doc = self.document
         counts = Counter(e["cross"] for e in doc["edges"])
         soft = sum(d["soft"] for d in self.devices)
-        shown = (f" (the first {len(doc['nodes'])} listed)" if doc["truncated"] else "")
+        shown = (f" (the first {len(doc['nodes'])} listed; {_MORE_OPS})" if doc["truncated"]
+                 else "")
         lines = [f"{doc['title']}: {_plural(doc['total_ops'], 'op')}{shown}, "
                  f"{_plural(len(self.devices), 'device')}"
                  + (f", {soft} soft-placed" if soft else "")
@@ -110,8 +116,8 @@ class GraphView:
     __repr__ = summary
 
 
-def show_graph(graph_or_session, *, session: Optional[BaseSession] = None, max_ops: int = 20000,
-               title: Optional[str] = None) -> GraphView:
+def show_graph(graph_or_session, *, session: Optional[BaseSession] = None,
+               max_ops: int = DEFAULT_MAX_OPS, title: Optional[str] = None) -> GraphView:
     """The GraphView of a graph or session; a cell ending in it (or ``display(view)``) shows it."""
     return GraphView(graph_or_session, session=session, max_ops=max_ops, title=title)
 
@@ -328,7 +334,7 @@ def _fallback_html(view: GraphView) -> str:
              f"<div style='font-weight:bold;margin:2px 0 6px'>{esc(doc['title'])}</div>"]
     note = f"{_plural(doc['total_ops'], 'op')}"
     if doc["truncated"]:
-        note += f"; the first {len(doc['nodes'])} are drawn and listed"
+        note += f"; the first {len(doc['nodes'])} are drawn and listed ({_MORE_OPS})"
     parts.append(f"<div style='color:#555;margin-bottom:4px'>{esc(note)}</div>")
     items, links = svg.top_level(doc["nodes"], doc["edges"], doc["devices"], UNPLACED_COLOR)
     if not items:

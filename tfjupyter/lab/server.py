@@ -1,7 +1,8 @@
 """The Jupyter server extension behind JupyterLab's cluster panel.
 
-Routes, under the server's ``base_url``; every one needs the server's authentication (a request
-without it gets 403)::
+Routes, under the server's ``base_url``; every one needs the server's authentication and its
+authorizer's leave for resource ``tfjupyter`` (a GET is a "read", a POST or DELETE a "write"); a
+request without either gets 403::
 
     GET    tfjupyter/api/clusters              every registered cluster and its tasks' status
     POST   tfjupyter/api/clusters/<id>/stop    stops it with ipyparallel (the kernel's Cluster
@@ -16,7 +17,9 @@ entry goes, when its tasks are all gone after a stop, or when no request asked f
 
 A cluster is ``running`` (its kernel lives), ``stopping`` (a stop is under way, or it was
 stopped and a task still answers), ``stopped``, or ``orphaned`` (its kernel is gone but a task
-still answers). An entry whose kernel is gone and whose tasks are all gone is removed. A task
+still answers); see ``cluster_state``. An entry whose kernel is gone and whose tasks are all
+gone is removed. A stop that fails puts the entry back as it was, and the cluster's ``error``
+says why for ``STOP_ERROR_S`` seconds. A task
 is ``starting`` (no answer yet), ``idle``/``running`` (stepped in the last 2 s), ``dead`` (its
 process on this machine has exited) or ``unreachable`` (it does not answer, or it refused the
 token the registry holds). Errors are ``{"error": "..."}``, naming the cluster and the task.
@@ -31,29 +34,31 @@ import asyncio
 import json
 import os
 import re
-import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Dict, List, Optional, Set, Tuple
 
 import tornado.web
+from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado.ioloop import PeriodicCallback
 
 from ..cluster import registry
-from ..cluster.cluster import local_processes, reap
+from ..cluster.cluster import await_first_replies, is_this_host, stop_ipyparallel
 from ..cluster.status import describe_devices
 from ..distributed import telemetry
 
 API_PATH = "tfjupyter/api/clusters"
+AUTH_RESOURCE = "tfjupyter"
 SETTINGS_KEY = "tfjupyter_cluster_monitor"
 IDLE_WATCH_S = 30.0      # a watcher nobody asked about for this long is closed
 SWEEP_EVERY_S = 5.0
 FIRST_REPLY_S = 1.5      # a new watcher's first polls, so a first answer is not all "starting"
 WATCH_INTERVAL_S = 1.0   # a panel refreshes every second or two; polling faster buys nothing
 RECENT_STEP_S = 2.0      # a task that stepped this recently is "running" (as the status table)
+STOP_ERROR_S = 60.0      # a failed stop's error stays in the cluster's answers this long
 
 STOPPED_AND_GONE = "stopped, and its tasks are gone"
 
@@ -91,7 +96,7 @@ class ClusterMonitor:
         self._watches: Dict[str, _Watch] = {}
         self._gone: Set[str] = set()        # stopped clusters whose tasks are all gone
         self._stopping: Set[str] = set()    # stops under way
-        self._stop_errors: Dict[str, str] = {}
+        self._stop_errors: Dict[str, Tuple[str, float]] = {}   # id -> (error, shown until)
         self._sweeper: Optional[PeriodicCallback] = None
         self._closed = False
 
@@ -126,7 +131,8 @@ class ClusterMonitor:
         self._close(closing)
         # Every watcher first, then one wait for the new ones' first replies, not one per cluster.
         watched = {entry["id"]: self._watch(entry) for entry in entries}
-        self._await_first_replies([w for w, _, fresh in watched.values() if fresh])
+        await_first_replies([w.watcher for w, _, fresh in watched.values() if fresh],
+                            FIRST_REPLY_S)
         described = [self.describe(entry, watched=watched[entry["id"]]) for entry in entries]
         return {"version": 1, "clusters": [c for c in described if c is not None]}
 
@@ -139,46 +145,34 @@ class ClusterMonitor:
         alive = kernel_alive(kernel)
         if watched is None:
             watched = self._watch(entry)
-            self._await_first_replies([watched[0]] if watched[2] else [])
+            await_first_replies([watched[0].watcher] if watched[2] else [], FIRST_REPLY_S)
         watch, why_not, _ = watched
         if watch is not None:
             statuses = watch.watcher.snapshot()
         else:
             statuses = None if why_not else {}   # {}: it has no task to watch
-        watch_error = "" if why_not == STOPPED_AND_GONE else why_not
-        tasks, presences = [], []
-        for task in entry["tasks"]:
-            view, presence = self._task_view(cid, task, statuses, why_not)
-            tasks.append(view)
-            presences.append(presence)
-        all_gone = all(p == "gone" for p in presences)
+        views = [self._task_view(cid, task, statuses, why_not) for task in entry["tasks"]]
+        tasks = [view for view, _ in views]
+        tasks_gone = all(gone for _, gone in views)
         with self._lock:
             stopping = cid in self._stopping
-            error = self._stop_errors.get(cid, "")
-            if entry["state"] == "stopped" and all_gone and not stopping:
+            error = self._stop_error(cid)
+            state = cluster_state(entry["state"], stopping, alive, tasks_gone)
+            finished = self._watches.pop(cid, None) if state == "stopped" else None
+            if state == "stopped":   # nothing left to watch, until its entry is rewritten
                 self._gone.add(cid)
-                finished = self._watches.pop(cid, None)
-            else:
-                finished = None
         self._close([finished] if finished else [])
-        if clean_up and not alive and all_gone and not stopping:
+        if clean_up and not alive and tasks_gone and not stopping:
             self.log.info("tfjupyter: forgetting cluster %s: its kernel (pid %s) and its tasks "
                           "are gone", cid, kernel.get("pid"))
             self._forget_entry(cid)
             return None
-        if stopping:
-            state = "stopping"
-        elif entry["state"] == "stopped":
-            state = "stopped" if all_gone else "stopping"
-        elif alive:
-            state = "running"
-        else:
-            state = "orphaned"
-            error = error or (f"cluster {cid}: its kernel (pid {kernel.get('pid')}) has exited "
-                              "but its tasks still run; stop them here")
-        if not error and watch_error:
-            error = watch_error
-        if not error and state == "running" and tasks and all_gone:
+        if not error and state == "orphaned":
+            error = (f"cluster {cid}: its kernel (pid {kernel.get('pid')}) has exited but its "
+                     "tasks still run; stop them here")
+        if not error and why_not != STOPPED_AND_GONE:
+            error = why_not
+        if not error and state == "running" and tasks and tasks_gone:
             error = f"cluster {cid}: none of its tasks answers"
         return {"id": cid, "created": entry["created"], "state": state,
                 "engines": entry["engines"],
@@ -197,33 +191,8 @@ class ClusterMonitor:
         if under_way:  # a second click: the first stop answers for both
             return self.describe(entry, clean_up=False)
         try:
-            cluster_file = entry["cluster_file"]
-            if not cluster_file or not os.path.exists(cluster_file):
-                if entry["state"] == "stopped":
-                    return self.describe(entry, clean_up=False)   # nothing left to stop
-                if entry["engines"] == "attached":
-                    why = "it runs on engines of an ipyparallel cluster that someone else started"
-                elif cluster_file:
-                    why = f"its ipyparallel cluster file {cluster_file} is gone"
-                else:
-                    why = "its entry names no ipyparallel cluster file"
-                raise ApiError(409, f"cluster {cluster_id} cannot be stopped from here: {why}; "
-                                    "stop it from its kernel (cluster.stop())")
-            # First, so the kernel stops using it even while ipyparallel is still at work.
-            entry = registry.mark_stopped(cluster_id, "panel") or dict(
-                entry, state="stopped", stopped_by="panel")
-            self.log.info("tfjupyter: stopping cluster %s (kernel pid %s) from the cluster panel",
-                          cluster_id, entry["kernel"].get("pid"))
-            self._stop_with_ipyparallel(entry)
-        except ApiError:
-            raise
-        except Exception as e:
-            message = (f"stopping cluster {cluster_id} with ipyparallel failed: "
-                       f"{type(e).__name__}: {e}")
-            self.log.error("tfjupyter: %s", message)
-            with self._lock:
-                self._stop_errors[cluster_id] = message
-            raise ApiError(500, message) from None
+            if self._stoppable(entry):
+                entry = self._mark_and_stop(entry)
         finally:
             with self._lock:
                 self._stopping.discard(cluster_id)
@@ -255,7 +224,9 @@ class ClusterMonitor:
         self._close(closing)
 
     def close(self) -> None:
-        """Stops the sweep and every watcher (the server is going away)."""
+        """Stops the sweep, every watcher and the pool (the server is going away). Bounded: a
+        watcher's close waits for its last poll (~1 s); work queued in the pool is cancelled,
+        and a stop still running there is not waited for."""
         self._closed = True
         if self._sweeper is not None:
             self._sweeper.stop()
@@ -263,9 +234,57 @@ class ClusterMonitor:
             closing = list(self._watches.values())
             self._watches.clear()
         self._close(closing)
-        self.executor.shutdown(wait=False)
+        self.executor.shutdown(wait=False, cancel_futures=True)
 
     # -- helpers -----------------------------------------------------------------------------------
+    @staticmethod
+    def _stoppable(entry: dict) -> bool:
+        """Whether ipyparallel can stop the cluster from here; False when nothing is left to
+        stop; ApiError 409 when only its kernel can."""
+        cluster_file = entry["cluster_file"]
+        if cluster_file and os.path.exists(cluster_file):
+            return True
+        if entry["state"] == "stopped":
+            return False
+        if entry["engines"] == "attached":
+            why = "it runs on engines of an ipyparallel cluster that someone else started"
+        elif cluster_file:
+            why = f"its ipyparallel cluster file {cluster_file} is gone"
+        else:
+            why = "its entry names no ipyparallel cluster file"
+        raise ApiError(409, f"cluster {entry['id']} cannot be stopped from here: {why}; "
+                            "stop it from its kernel (cluster.stop())")
+
+    def _mark_and_stop(self, entry: dict) -> dict:
+        """Marks the entry stopped by the panel, then stops the cluster; returns the entry.
+
+        The mark comes first, so the kernel stops using the cluster even while ipyparallel is at
+        work. If the stop fails, the entry is put back as it was, so the kernel keeps its cluster
+        (and a retry can stop it), and the failure shows in the cluster's ``error``."""
+        cid = entry["id"]
+        marked = registry.mark_stopped(cid, "panel") or dict(entry, state="stopped",
+                                                              stopped_by="panel")
+        self.log.info("tfjupyter: stopping cluster %s (kernel pid %s) from the cluster panel",
+                      cid, entry["kernel"].get("pid"))
+        try:
+            self._stop_with_ipyparallel(marked)
+        except Exception as e:
+            message = f"stopping cluster {cid} with ipyparallel failed: {type(e).__name__}: {e}"
+            self.log.error("tfjupyter: %s", message)
+            with self._lock:
+                self._stop_errors[cid] = (message, time.monotonic() + STOP_ERROR_S)
+            registry.undo_mark_stopped(cid, "panel", entry)
+            raise ApiError(500, message) from None
+        return marked
+
+    def _stop_error(self, cluster_id: str) -> str:
+        """The error of the cluster's last stop, if it failed lately. Under ``self._lock``."""
+        message, until = self._stop_errors.get(cluster_id, ("", 0.0))
+        if message and time.monotonic() > until:
+            del self._stop_errors[cluster_id]
+            return ""
+        return message
+
     def _entry(self, cluster_id: str) -> dict:
         entry = registry.read(cluster_id)
         if entry is None:
@@ -308,25 +327,18 @@ class ClusterMonitor:
         return watch, "", fresh
 
     @staticmethod
-    def _await_first_replies(watches: List[_Watch]) -> None:
-        """Until every task of ``watches`` answered or refused, at most FIRST_REPLY_S."""
-        deadline = time.monotonic() + FIRST_REPLY_S
-        while watches and time.monotonic() < deadline:
-            if not any(s.state == "unknown" and not s.error
-                       for w in watches for s in w.watcher.snapshot().values()):
-                return
-            time.sleep(0.05)
-
-    @staticmethod
     def _new_watcher(entry: dict):
         jobs: Dict[str, Dict[int, str]] = {}
         for task in entry["tasks"]:
             jobs.setdefault(task["job"], {})[task["index"]] = task["address"]
-        return telemetry.watch(jobs, token=entry["token"] or None, interval=WATCH_INTERVAL_S)
+        # Only snapshot() is read: events nobody takes would pile up for as long as it watches.
+        return telemetry.watch(jobs, token=entry["token"] or None, interval=WATCH_INTERVAL_S,
+                               max_events=1)
 
     def _task_view(self, cid: str, task: dict, statuses: Optional[dict],
-                   why_not: str) -> Tuple[dict, str]:
-        """A task as the API shows it, and whether it answers: "up", "gone" or "unknown"."""
+                   why_not: str) -> Tuple[dict, bool]:
+        """A task as the API shows it, and whether it is gone (its process exited, it stopped
+        answering, or its cluster was stopped and gone before)."""
         name = f"{task['job']}:{task['index']}"
         where = f"cluster {cid}: {name} ({task['address']})"
         status = statuses.get(f"/job:{task['job']}/replica:0/task:{task['index']}") \
@@ -339,66 +351,49 @@ class ClusterMonitor:
         if process_exited(task["host"], task["pid"]):
             view.update(state="dead", error=f"{where}: its process {task['pid']} on "
                                             f"{task['host']} has exited")
-            return view, "gone"
+            return view, True
         if statuses is None and why_not == STOPPED_AND_GONE:
             view.update(state="dead", error=f"{where}: stopped")
-            return view, "gone"
+            return view, True
         if status is None:  # it could not be watched
             view.update(state="unreachable", error=why_not or f"{where}: not watched")
-            return view, "unknown"
+            return view, False
         if status.state == "alive":
             recent = (status.last_step_time is not None
                       and time.time() - status.last_step_time < RECENT_STEP_S)
             view.update(state="running" if recent else "idle", global_step=status.global_step,
                         steps_per_sec=round(status.steps_per_sec or 0.0, 3),
                         examples_per_sec=round(status.examples_per_sec or 0.0, 3))
-            return view, "up"
+            return view, False
         if status.state == "dead":
             view.update(state="unreachable",
                         error=f"{where} does not answer: {_strip_where(status.error)}")
-            return view, "gone"
+            return view, True
         if status.error:
             refused = _REFUSED.search(status.error)
-            if refused:
+            if refused:   # it answered, so something runs there
                 view.update(state="unreachable",
                             error=f"{where} refused the token in the cluster's registry entry "
                                   f"({refused.group(1)}): the entry is stale, or another "
                                   "cluster now serves at that address")
-                return view, "up"      # it answered, so something runs there
-            view.update(state="unreachable", error=f"{where}: {_strip_where(status.error)}")
-            return view, "up" if "no cluster token" not in status.error else "unknown"
-        return view, "unknown"
+            else:
+                view.update(state="unreachable", error=f"{where}: {_strip_where(status.error)}")
+        return view, False
 
     def _stop_with_ipyparallel(self, entry: dict) -> None:
         import ipyparallel  # not at import: a server without clusters never needs it
         ipp = ipyparallel.Cluster.from_file(entry["cluster_file"], log=self.log)
-        ours = local_processes(ipp, [t["pid"] for t in entry["tasks"]
-                                     if is_this_host(t["host"])])
-        self._shut_engines_down(ipp)
-        ipp.stop_cluster_sync()
-        # Engine nannies outlive their engines a little; nothing of the cluster may stay.
-        reap(ours)
+        stop_ipyparallel(ipp, self._client_of(ipp),
+                         [t["pid"] for t in entry["tasks"] if is_this_host(t["host"])])
 
-    def _shut_engines_down(self, ipp, timeout: float = 3.0) -> None:
-        """Asks the engines to exit through the controller, as the kernel's stop does: they
-        exit at once and cleanly, where the launchers' SIGTERM takes seconds (and a traceback).
-        The launchers' stop follows anyway, so a failure here costs nothing but time."""
+    def _client_of(self, ipp, timeout: float = 3.0):
+        """A client of ``ipp`` to ask its engines to exit, or None (its launchers' stop, which
+        follows anyway, will end them)."""
         try:
-            client = ipp.connect_client_sync(timeout=timeout)
+            return ipp.connect_client_sync(timeout=timeout)
         except Exception as e:
             self.log.debug("tfjupyter: no ipyparallel client for a clean shutdown: %s", e)
-            return
-        try:
-            ids = list(client.ids)
-            if ids:
-                client.shutdown(targets=ids, block=False)
-            deadline = time.monotonic() + timeout
-            while set(ids) & set(client.ids) and time.monotonic() < deadline:
-                time.sleep(0.05)
-        except Exception as e:
-            self.log.debug("tfjupyter: asking the engines to shut down failed: %s", e)
-        finally:
-            client.close()
+            return None
 
     def _close(self, watches: List[_Watch]) -> None:
         for watch in watches:
@@ -408,6 +403,27 @@ class ClusterMonitor:
                 self.log.warning("tfjupyter: closing a cluster watcher failed: %s", e)
 
 
+def cluster_state(entry_state: str, stopping: bool, kernel_alive: bool,
+                  tasks_gone: bool) -> str:
+    """A cluster's ``state`` in the API, from its registry entry's ``state`` and what is seen:
+
+        stop under way here   entry state   every task gone   kernel alive   state
+        yes                   any           any               any            "stopping"
+        no                    "stopped"     yes               any            "stopped"
+        no                    "stopped"     no                any            "stopping"
+        no                    "running"     any               yes            "running"
+        no                    "running"     any               no             "orphaned"
+
+    A task is gone when its process has exited or it stopped answering. (An entry whose kernel
+    and tasks are all gone, no stop under way, is removed rather than shown.)
+    """
+    if stopping:
+        return "stopping"
+    if entry_state == "stopped":
+        return "stopped" if tasks_gone else "stopping"
+    return "running" if kernel_alive else "orphaned"
+
+
 def _strip_where(error: Optional[str]) -> str:
     """A watcher's error without its "/job:…/task:… (address)" prefix, which we say better."""
     error = error or ""
@@ -415,16 +431,6 @@ def _strip_where(error: Optional[str]) -> str:
 
 
 # -- this machine's processes ---------------------------------------------------------------------
-_this_host: Optional[Set[str]] = None
-
-
-def is_this_host(host: str) -> bool:
-    global _this_host
-    if _this_host is None:  # getfqdn may ask DNS: once, and never on the event loop
-        _this_host = {socket.gethostname(), socket.getfqdn(), "localhost"}
-    return host in _this_host
-
-
 def _running(pid: int):
     """psutil's Process of ``pid`` if it runs (a zombie has exited), else None."""
     import psutil
@@ -470,6 +476,10 @@ def kernel_alive(kernel: dict) -> bool:
 class _Handler(APIHandler):
     """JSON in, JSON out; errors as {"error": ...}."""
 
+    # For the server's Authorizer (``@authorized``): a GET is a "read" of it, a POST or DELETE a
+    # "write", so an Authorizer may let users watch clusters but not stop them.
+    auth_resource = AUTH_RESOURCE
+
     @property
     def monitor(self) -> ClusterMonitor:
         return self.settings[SETTINGS_KEY]
@@ -498,18 +508,21 @@ class _Handler(APIHandler):
 
 class ClustersHandler(_Handler):
     @tornado.web.authenticated
+    @authorized
     async def get(self) -> None:
         await self._answer(self.monitor.clusters)
 
 
 class StopHandler(_Handler):
     @tornado.web.authenticated
+    @authorized
     async def post(self, cluster_id: str) -> None:
         await self._answer(self.monitor.stop, cluster_id)
 
 
 class ClusterHandler(_Handler):
     @tornado.web.authenticated
+    @authorized
     async def delete(self, cluster_id: str) -> None:
         await self._answer(self.monitor.forget, cluster_id)
 
@@ -526,6 +539,17 @@ def _load_jupyter_server_extension(serverapp) -> None:
     ])
     serverapp.log.info("tfjupyter: cluster panel API at %s (registry %s)", base,
                        os.environ.get(registry.ENV_DIR) or "the Jupyter runtime dir")
+
+
+def _unload_jupyter_server_extension(serverapp) -> None:
+    """The server is stopping: closes the monitor's watchers and its thread pool (bounded).
+
+    For servers that unload their extensions (jupyter_server 2.21 stops ExtensionApps only):
+    where none is called, the watchers' daemon threads and the idle pool end with the process.
+    """
+    monitor = serverapp.web_app.settings.get(SETTINGS_KEY)
+    if monitor is not None:
+        monitor.close()
 
 
 # The name older notebook servers looked for.

@@ -111,8 +111,6 @@ export interface IGroup {
   /** Ops inside per assigned device ("" = not placed). */
   deviceCounts: Map<string, number>;
   softCount: number;
-  /** Series groups: the numbers of the members, for the label. */
-  seriesBase?: string;
 }
 
 export interface IDeviceInfo {
@@ -243,17 +241,29 @@ export const MAX_LABEL_CHARS = 32;
 export const SEND_RECV_LABEL = '_Send/_Recv';
 
 const CROSS_RANK: { [k in CrossKind]: number } = { none: 0, device: 1, task: 2 };
-const FALLBACK_PALETTE = [
+/**
+ * Colors for devices the document lists without a usable color, or does not list: the same
+ * palette as Python's tfjupyter/lab/graph.py PALETTE. Category10 without its red (#d62728:
+ * soft placement, cross-task edges) and its grey (#7f7f7f: too close to the unplaced grey),
+ * then the light halves of Category20 by the same rule.
+ */
+export const DEVICE_PALETTE: readonly string[] = [
   '#1f77b4',
   '#ff7f0e',
   '#2ca02c',
-  '#d62728',
   '#9467bd',
   '#8c564b',
   '#e377c2',
-  '#7f7f7f',
   '#bcbd22',
-  '#17becf'
+  '#17becf',
+  '#aec7e8',
+  '#ffbb78',
+  '#98df8a',
+  '#c5b0d5',
+  '#c49c94',
+  '#f7b6d2',
+  '#dbdb8d',
+  '#9edae5'
 ];
 
 // ---------------------------------------------------------------------------------------
@@ -433,8 +443,6 @@ export class GraphModel {
   readonly ops: IOp[] = [];
   readonly groups: IGroup[] = [];
   readonly devices = new Map<string, IDeviceInfo>();
-  /** Edges of the document whose ends are both ops of this graph. */
-  readonly edgeCount: number;
   readonly maxChildren: number;
 
   constructor(raw: IGraphDoc | unknown, options: IGraphModelOptions = {}) {
@@ -445,7 +453,6 @@ export class GraphModel {
     this._groupCrowdedLevels();
     this._count(0);
     this._buildEdges();
-    this.edgeCount = this._edges.length;
     const small = options.smallGraphOps ?? SMALL_GRAPH_OPS;
     if (this.ops.length <= small) {
       this.expandAll();
@@ -486,7 +493,7 @@ export class GraphModel {
     const info: IDeviceInfo = {
       name,
       short: shortDeviceName(name),
-      color: name ? FALLBACK_PALETTE[order % FALLBACK_PALETTE.length] : UNPLACED_COLOR,
+      color: name ? DEVICE_PALETTE[order % DEVICE_PALETTE.length] : UNPLACED_COLOR,
       ops: 0,
       order: name ? order : Number.MAX_SAFE_INTEGER
     };
@@ -767,25 +774,18 @@ export class GraphModel {
     return parts.length ? parts[0].device : '';
   }
 
-  /** The fill of a visible node: its op's device color, a group's majority device color. */
-  fillOf(id: string): string {
-    const item = this.item(id);
-    if (!item) {
-      return UNPLACED_COLOR;
-    }
-    if (id[0] === 'o') {
-      return this.deviceColor((item as IOp).device);
-    }
-    return this.deviceColor(this.majorityDevice(item.index));
-  }
-
-  /** The device a node is drawn as (data-device): an op's, a group's majority. */
+  /** The device a visible node is drawn as (its data-device): an op's, a group's majority. */
   deviceOf(id: string): string {
     const item = this.item(id);
     if (!item) {
       return '';
     }
     return id[0] === 'o' ? (item as IOp).device : this.majorityDevice(item.index);
+  }
+
+  /** The fill of a visible node: the color of `deviceOf(id)` (unplaced grey for ""). */
+  fillOf(id: string): string {
+    return this.deviceColor(this.deviceOf(id));
   }
 
   opDetails(index: number): IOpDetails {
@@ -832,7 +832,7 @@ export class GraphModel {
       this.devices.set(d.name, {
         name: d.name,
         short: d.short || shortDeviceName(d.name),
-        color: safeColor(d.color, FALLBACK_PALETTE[order % FALLBACK_PALETTE.length]),
+        color: safeColor(d.color, DEVICE_PALETTE[order % DEVICE_PALETTE.length]),
         ops: 0,
         order
       });
@@ -1027,7 +1027,6 @@ export class GraphModel {
       const name = (from: number, to: number) =>
         seriesLabel(b.prefix, numbers[from], numbers[to], b.suffix);
       const sub = this._wrap(g, members, 'series', name(0, members.length - 1));
-      sub.seriesBase = b.prefix;
       this._slice(sub, members.length, name);
     }
   }
@@ -1061,21 +1060,28 @@ export class GraphModel {
   }
 
   /**
-   * Split a group's children into slices of at most maxChildren (a power of it) so no level
-   * has more than maxChildren; `label(from, to)` names the slice of children from..to.
+   * Split a group's children into slices of equal size (they differ by one at most) so no
+   * level has more than maxChildren: ceil(n / maxChildren) slices while that is at most
+   * maxChildren (101 ops: 51 + 50, not 100 + 1), else as few slices of slices as it takes.
+   * `label(from, to)` names the slice of children from..to.
    */
   private _slice(g: IGroup, n: number, label: (from: number, to: number) => string): void {
     if (n <= this.maxChildren) {
       return;
     }
-    let size = this.maxChildren;
-    while (Math.ceil(n / size) > this.maxChildren) {
-      size *= this.maxChildren;
+    // the capacity of one slice: maxChildren, or a power of it for very crowded levels
+    let capacity = this.maxChildren;
+    while (Math.ceil(n / capacity) > this.maxChildren) {
+      capacity *= this.maxChildren;
     }
+    const count = Math.ceil(n / capacity);
+    const base = Math.floor(n / count);
+    const longer = n % count; // the first `longer` slices get one more child
     const children = g.children;
     g.children = [];
-    for (let from = 0; from < n; from += size) {
-      const to = Math.min(n, from + size) - 1;
+    let from = 0;
+    for (let i = 0; i < count; i++) {
+      const to = from + base + (i < longer ? 1 : 0) - 1;
       const part = children.slice(from, to + 1);
       let name = label(from, to);
       if (!name) {
@@ -1085,13 +1091,14 @@ export class GraphModel {
         )}`;
       }
       const sub = this._newGroup('range', g.path ? g.path + '/' + name : name, name, g.index);
-      sub.seriesBase = g.seriesBase;
       sub.children = part;
       for (const m of part) {
         this._setParent(m, sub.index);
       }
       g.children.push(sub.id);
-      this._slice(sub, part.length, (f, t) => label(from + f, from + t));
+      const start = from;
+      this._slice(sub, part.length, (f, t) => label(start + f, start + t));
+      from = to + 1;
     }
   }
 

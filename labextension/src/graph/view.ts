@@ -108,14 +108,11 @@ export class GraphRenderer extends Widget implements IRenderMime.IRenderer {
     this._canvas.addEventListener('pointermove', this._onPointerMove);
     this._canvas.addEventListener('pointerup', this._onPointerUp);
     this._canvas.addEventListener('pointercancel', this._onPointerUp);
+    this._canvas.addEventListener('pointerleave', this._onPointerLeave);
     this._canvas.addEventListener('wheel', this._onWheel, { passive: false });
     this._details.addEventListener('click', this._onDetailsClick);
     if (typeof ResizeObserver !== 'undefined') {
-      this._resizeObserver = new ResizeObserver(() => {
-        if (this._pendingFit) {
-          this.fit();
-        }
-      });
+      this._resizeObserver = new ResizeObserver(() => this._onCanvasResize());
       this._resizeObserver.observe(this._canvas);
     }
   }
@@ -253,9 +250,24 @@ export class GraphRenderer extends Widget implements IRenderMime.IRenderer {
 
   protected onResize(msg: Widget.ResizeMessage): void {
     super.onResize(msg);
+    this._onCanvasResize();
+  }
+
+  /**
+   * Before the first fit: fit. After it, keep what was at the canvas's center there (a
+   * notebook split beside another tab would otherwise leave the graph off to one side).
+   */
+  private _onCanvasResize(): void {
+    const w = this._canvas.clientWidth;
+    const h = this._canvas.clientHeight;
     if (this._pendingFit) {
       this.fit();
+    } else if (this._canvasSize.w > 0 && w > 0 && h > 0) {
+      this._transform.x += (w - this._canvasSize.w) / 2;
+      this._transform.y += (h - this._canvasSize.h) / 2;
+      this._applyTransform();
     }
+    this._canvasSize = { w, h };
   }
 
   // ---- drawing
@@ -331,14 +343,14 @@ export class GraphRenderer extends Widget implements IRenderMime.IRenderer {
   ): string {
     const w = box.width;
     const h = OP_HEIGHT;
-    const fill = model.deviceColor(op.device);
+    const fill = model.fillOf(op.id);
     const soft = op.soft
       ? ` stroke="${SOFT_COLOR}" stroke-width="2" stroke-dasharray="4 3"`
       : '';
     const device = op.device ? model.device(op.device).short : 'not placed';
     let s =
       `<g class="tfj-node tfj-op${op.soft ? ' tfj-soft' : ''}" data-id="${op.id}" ` +
-      `data-kind="op" data-name="${esc(op.name)}" data-device="${esc(op.device)}" ` +
+      `data-kind="op" data-name="${esc(op.name)}" data-device="${esc(model.deviceOf(op.id))}" ` +
       `data-type="${esc(op.type)}" transform="translate(${n1(box.x - w / 2)},${n1(box.y - h / 2)})">` +
       `<rect class="tfj-shape" width="${n1(w)}" height="${h}" rx="6" ry="6" fill="${fill}"${soft}/>` +
       `<text class="tfj-label" x="${n1(w / 2)}" y="${h / 2}" fill="${contrastText(fill)}">` +
@@ -375,8 +387,8 @@ export class GraphRenderer extends Widget implements IRenderMime.IRenderer {
   ): string {
     const w = box.width;
     const h = GROUP_HEIGHT;
-    const device = model.majorityDevice(g.index);
-    const fill = model.deviceColor(device);
+    const device = model.deviceOf(g.id);
+    const fill = model.fillOf(g.id);
     const ink = contrastText(fill);
     let s =
       `<g class="tfj-node tfj-group tfj-group-${g.kind}" data-id="${g.id}" data-kind="group" ` +
@@ -413,8 +425,8 @@ export class GraphRenderer extends Widget implements IRenderMime.IRenderer {
     g: IGroup,
     box: { x: number; y: number; width: number; height: number }
   ): string {
-    const device = model.majorityDevice(g.index);
-    const color = model.deviceColor(device);
+    const device = model.deviceOf(g.id);
+    const color = model.fillOf(g.id);
     const x = box.x - box.width / 2;
     const y = box.y - box.height / 2;
     const chars = Math.max(4, Math.floor((box.width - 40) / 6.5));
@@ -562,7 +574,7 @@ export class GraphRenderer extends Widget implements IRenderMime.IRenderer {
     if (!model || !item) {
       this._details.innerHTML =
         '<div class="tfj-details-hint">Click a node for its details; double-click a group ' +
-        '(or its +) to expand it. Drag to pan, wheel to zoom.</div>';
+        '(or its +) to expand it. Drag to pan; Ctrl+wheel or click, then wheel, to zoom.</div>';
       this._details.removeAttribute('data-name');
       return;
     }
@@ -828,6 +840,8 @@ export class GraphRenderer extends Widget implements IRenderMime.IRenderer {
     if (event.button !== 0) {
       return;
     }
+    // a click or drag inside makes the graph take the wheel until the pointer leaves it
+    this._setWheelActive(true);
     this._drag = { x: event.clientX, y: event.clientY, tx: this._transform.x, ty: this._transform.y };
     this._dragged = false;
   };
@@ -869,7 +883,26 @@ export class GraphRenderer extends Widget implements IRenderMime.IRenderer {
     }
   };
 
+  private _onPointerLeave = (): void => {
+    if (!this._drag) {
+      this._setWheelActive(false);
+    }
+  };
+
+  private _setWheelActive(active: boolean): void {
+    this._wheelActive = active;
+    this._canvas.classList.toggle('tfj-active', active);
+  }
+
+  /**
+   * Zoom only when asked: with Ctrl/Meta held (trackpad pinch-zoom arrives as ctrlKey wheel
+   * events) or once the user clicked/dragged in the graph. Otherwise the wheel is left to
+   * the page, so scrolling a notebook past a graph output scrolls the notebook.
+   */
   private _onWheel = (event: WheelEvent): void => {
+    if (!(event.ctrlKey || event.metaKey || this._wheelActive)) {
+      return;
+    }
     event.preventDefault();
     const rect = this._canvas.getBoundingClientRect();
     const px = event.clientX - rect.left;
@@ -898,7 +931,9 @@ export class GraphRenderer extends Widget implements IRenderMime.IRenderer {
   private _searchFilled = false;
   private _drag: { x: number; y: number; tx: number; ty: number } | null = null;
   private _dragged = false;
+  private _wheelActive = false;
   private _resizeObserver: ResizeObserver | null = null;
+  private _canvasSize = { w: 0, h: 0 };
   private _header: HTMLDivElement;
   private _canvas: HTMLDivElement;
   private _svg: SVGSVGElement;
