@@ -65,14 +65,16 @@ def test_unplaced_graph_lists_every_op_with_its_request():
     assert z == {"name": "z", "type": "Relu", "device": "", "requested": "/device:GPU:0",
                  "reason": "", "soft": False, "inputs": ["y:0"],
                  "outputs": [{"dtype": "float32", "shape": "(?, 10)"}], "attrs": {}}
-    assert all(e["cross"] == "none" for e in doc["edges"])
+    assert "edges" not in doc           # the renderer derives them from the inputs
+    assert all(e["cross"] == "none" for e in view.edges)
     assert json.loads(view.to_json()) == doc
 
 
 def test_placed_graph_devices_edges_and_soft_placement():
     g, x, done = small_graph()
     sess = run_small(g, x, done)
-    doc = GraphView(g).document          # the session that ran last placed it
+    view = GraphView(g)                  # the session that ran last placed it
+    doc = view.document
     assert doc["title"] == f"graph — placed by session {sess.id}" and doc["placed"]
     assert doc["devices"] == [
         {"name": CPU0, "short": "CPU:0", "task": LOCAL, "type": "CPU", "color": BLUE, "ops": 3},
@@ -92,7 +94,7 @@ def test_placed_graph_devices_edges_and_soft_placement():
     assert (z["device"], z["requested"], z["soft"]) == (CPU0, "/device:GPU:0", True)
     assert z["reason"] == "soft placement: /device:GPU:0 does not exist"
     assert (nodes["done"]["inputs"], nodes["done"]["outputs"]) == (["^z"], [])
-    assert doc["edges"] == [
+    assert view.edges == [
         {"source": "x", "target": "y", "tensor": "x:0", "control": False, "cross": "none"},
         {"source": "w", "target": "y", "tensor": "w:0", "control": False, "cross": "device"},
         {"source": "y", "target": "z", "tensor": "y:0", "control": False, "cross": "device"},
@@ -130,7 +132,7 @@ def test_session_view_shows_what_it_placed():
     assert doc["title"] == f"session {sess.id} — the ops it placed"
     assert [n["name"] for n in doc["nodes"]] == ["w", "y", "z", "done"]
     assert doc["total_ops"] == 4
-    assert [(e["source"], e["target"]) for e in doc["edges"]] == [("w", "y"), ("y", "z"),
+    assert [(e["source"], e["target"]) for e in view.edges] == [("w", "y"), ("y", "z"),
                                                                    ("z", "done")]
     assert str(view) == (f"session {sess.id} — the ops it placed: 4 ops, 2 devices, 1 soft-placed; "
                          "3 edges (0 cross-task, 2 cross-device)\n"
@@ -154,10 +156,11 @@ def test_attrs_are_short_text():
 
 def test_truncation_keeps_the_first_ops_and_their_edges():
     g, _, _ = small_graph()
-    doc = GraphView(g, max_ops=3).document
+    view = GraphView(g, max_ops=3)
+    doc = view.document
     assert doc["truncated"] and doc["total_ops"] == 5
     assert [n["name"] for n in doc["nodes"]] == ["x", "w", "y"]
-    assert [(e["source"], e["target"]) for e in doc["edges"]] == [("x", "y"), ("w", "y")]
+    assert [(e["source"], e["target"]) for e in view.edges] == [("x", "y"), ("w", "y")]
     assert not GraphView(g, max_ops=5).document["truncated"]
 
 
@@ -198,7 +201,8 @@ def test_cluster_partitions_cross_tasks(monkeypatch, tmp_path):
         with tf.Session(servers[1].target, config=config) as sess:
             sess.run(w.initializer)
             sess.run(after)
-            doc = GraphView(sess).document
+            view = GraphView(sess)
+            doc = view.document
     finally:
         for server in servers:
             server.stop(0)
@@ -208,7 +212,7 @@ def test_cluster_partitions_cross_tasks(monkeypatch, tmp_path):
         (worker + "/device:CPU:0", "worker:0/CPU:0", worker, 2)]
     assert [n["name"] for n in doc["nodes"]] == ["w/initial_value", "w", "w/Assign", "w/read",
                                                  "y/y", "y", "after"]
-    assert {(e["source"], e["target"], e["tensor"], e["cross"]) for e in doc["edges"]} == {
+    assert {(e["source"], e["target"], e["tensor"], e["cross"]) for e in view.edges} == {
         ("w/initial_value", "w/Assign", "w/initial_value:0", "none"),
         ("w", "w/Assign", "w:0", "none"), ("w", "w/read", "w:0", "none"),
         ("w/read", "y", "w/read:0", "task"),        # a _Send on ps, a _Recv on the worker

@@ -61,7 +61,8 @@ class GraphView:
     edges between tasks are its _Send/_Recv pairs); a MonitoredSession stands for its tf.Session.
     At most ``max_ops`` ops are listed (the first, in graph order; the document says
     ``truncated``); ``title`` names what is shown, and the view adds who placed it.
-    ``document`` is the JSON document (a dict).
+    ``document`` is the JSON document (a dict); ``edges`` the edges between its ops (source,
+    target, tensor, control, cross), which the document leaves to the renderer to derive.
     """
 
     def __init__(self, graph_or_session, *, session: Optional[BaseSession] = None,
@@ -72,7 +73,8 @@ class GraphView:
         self.max_ops = max_ops
         self.title = _title(graph_or_session, self.session, self.records, title)
         self.devices = _devices(self.ops, self.records)
-        self.document = _document(self.title, self.ops, self.records, self.devices, max_ops)
+        self.document, self.edges = _document(self.title, self.ops, self.records, self.devices,
+                                              max_ops)
         self._html: Optional[str] = None
 
     # -- display ---------------------------------------------------------------------------------
@@ -96,14 +98,14 @@ class GraphView:
     def summary(self) -> str:
         """The text/plain form: title, op/device/edge counts, one line per device."""
         doc = self.document
-        counts = Counter(e["cross"] for e in doc["edges"])
+        counts = Counter(e["cross"] for e in self.edges)
         soft = sum(d["soft"] for d in self.devices)
         shown = (f" (the first {len(doc['nodes'])} listed; {_MORE_OPS})" if doc["truncated"]
                  else "")
         lines = [f"{doc['title']}: {_plural(doc['total_ops'], 'op')}{shown}, "
                  f"{_plural(len(self.devices), 'device')}"
                  + (f", {soft} soft-placed" if soft else "")
-                 + f"; {_plural(len(doc['edges']), 'edge')} ({counts['task']} cross-task, "
+                 + f"; {_plural(len(self.edges), 'edge')} ({counts['task']} cross-task, "
                  f"{counts['device']} cross-device)"]
         width = max((len(d["short"]) for d in self.devices), default=0)
         for d in self.devices:
@@ -239,7 +241,10 @@ def _task(spec: DeviceSpec) -> str:
 
 
 def _document(title: str, ops: Sequence[Operation], records: Dict, devices: List[Dict],
-              max_ops: int) -> Dict:
+              max_ops: int) -> Tuple[Dict, List[Dict]]:
+    """The JSON document, and the edges between its listed ops (source, target, tensor, control,
+    cross). The document leaves the edges out: each is already in its target's ``inputs``, and
+    the renderer derives them from there (half the bytes of a large view)."""
     shown = ops[:max_ops]
     listed = set(shown)
     assigned = {op: record.assigned for op, record in records.items()}
@@ -273,7 +278,7 @@ def _document(title: str, ops: Sequence[Operation], records: Dict, devices: List
     public_devices = [{k: v for k, v in d.items() if k != "soft"} for d in devices]
     return {"version": VERSION, "title": title, "placed": bool(records),
             "truncated": len(ops) > max_ops, "total_ops": len(ops), "devices": public_devices,
-            "nodes": nodes, "edges": edges}
+            "nodes": nodes}, edges
 
 
 def _attrs(op: Operation) -> Dict[str, str]:
@@ -336,7 +341,7 @@ def _fallback_html(view: GraphView) -> str:
     if doc["truncated"]:
         note += f"; the first {len(doc['nodes'])} are drawn and listed ({_MORE_OPS})"
     parts.append(f"<div style='color:#555;margin-bottom:4px'>{esc(note)}</div>")
-    items, links = svg.top_level(doc["nodes"], doc["edges"], doc["devices"], UNPLACED_COLOR)
+    items, links = svg.top_level(doc["nodes"], view.edges, doc["devices"], UNPLACED_COLOR)
     if not items:
         parts.append("<p>The graph is empty.</p>")
     elif len(items) > svg.MAX_ITEMS:

@@ -1,9 +1,9 @@
 // Tests of the level-by-level dagre layout (src/graph/layout.ts) on the model's input.
 
 import { CLUSTER_PAD_TOP, IBox, runLayout } from '../graph/layout';
-import { GraphModel, IEdgeDoc, INodeDoc } from '../graph/model';
+import { GraphModel, INodeDoc } from '../graph/model';
 
-import { CPU, doc, edge, GPU0, node, smallDoc } from './docs';
+import { CPU, doc, edge, GPU0, IEdgeSpec, node, smallDoc } from './docs';
 
 function inside(inner: IBox, outer: IBox): boolean {
   return (
@@ -86,7 +86,7 @@ describe('layout', () => {
     // add, mul, const, ... add_1, mul_1, ...: a chain that hops between 8 series groups
     const types = ['Add', 'Mul', 'Const', 'Identity', 'MatMul', 'Relu', 'Sub', 'Square'];
     const nodes: INodeDoc[] = [];
-    const edges: IEdgeDoc[] = [];
+    const edges: IEdgeSpec[] = [];
     for (let i = 0; i < 1000; i++) {
       const k = Math.floor(i / 8);
       const base = types[i % 8].toLowerCase();

@@ -6,10 +6,12 @@ import * as path from 'path';
 
 import {
   contrastText,
+  crossKind,
+  deriveEdges,
   DEVICE_PALETTE,
+  deviceTask,
   GROUP_HEIGHT,
   GraphModel,
-  IEdgeDoc,
   IGraphDoc,
   IGroup,
   INodeDoc,
@@ -21,7 +23,7 @@ import {
   UNPLACED_COLOR
 } from '../graph/model';
 
-import { CPU, doc, edge, GPU0, GPU1, node, smallDoc } from './docs';
+import { CPU, doc, edge, GPU0, GPU1, IEdgeSpec, node, smallDoc } from './docs';
 
 /** Visible leaves by name ("op:name" / "group:path"), sorted. */
 function leaves(model: GraphModel, visible: IVisibleGraph): string[] {
@@ -104,13 +106,15 @@ describe('hierarchy', () => {
     expect(m.root.children).toHaveLength(1);
   });
 
-  it('reads documents with missing keys and drops edges to unknown ops', () => {
+  it('reads documents with missing keys and drops inputs from unknown ops', () => {
     const m = new GraphModel({
-      nodes: [{ name: 'a', type: 'Const' }, { name: 'b' }, { name: 'a', type: 'Dup' }],
-      edges: [
-        { source: 'a', target: 'b' },
-        { source: 'a', target: 'beyond_truncation' }
-      ]
+      nodes: [
+        { name: 'a', type: 'Const' },
+        { name: 'b', inputs: ['a:0', 'beyond_truncation:0', '^fed'] },
+        { name: 'a', type: 'Dup', inputs: ['b:0'] }
+      ],
+      // not part of the document any more: ignored
+      edges: [{ source: 'b', target: 'a', tensor: 'b:0', control: false, cross: 'none' }]
     });
     expect(m.ops.map(o => o.name)).toEqual(['a', 'b']);
     expect(m.opByName('a')!.type).toBe('Const');
@@ -120,7 +124,99 @@ describe('hierarchy', () => {
     ]);
     expect(m.doc.title).toBe('');
     expect(m.doc.placed).toBe(false);
+    expect('edges' in m.doc).toBe(false);
     expect(normalizeDoc(null).nodes).toEqual([]);
+  });
+});
+
+describe('edges derived from inputs', () => {
+  const TASK1_CPU = '/job:worker/replica:0/task:1/device:CPU:0';
+
+  it('reads data and control edges in node order, then input order', () => {
+    const d = smallDoc();
+    expect('edges' in d).toBe(false);
+    expect(deriveEdges(d.nodes)).toEqual([
+      { source: 'w', target: 'w/read', tensor: 'w:0', control: false, cross: 'none' },
+      { source: 'w', target: 'w/Assign', tensor: 'w:0', control: false, cross: 'none' },
+      {
+        source: 'w/Initializer/zeros',
+        target: 'w/Assign',
+        tensor: 'w/Initializer/zeros:0',
+        control: false,
+        cross: 'none'
+      },
+      { source: 'x', target: 'layer1/MatMul', tensor: 'x:0', control: false, cross: 'device' },
+      { source: 'w/read', target: 'layer1/MatMul', tensor: 'w/read:0', control: false, cross: 'none' },
+      { source: 'layer1/MatMul', target: 'layer1/add', tensor: 'layer1/MatMul:0', control: false, cross: 'task' },
+      { source: 'x', target: 'layer1/add', tensor: '', control: true, cross: 'task' },
+      { source: 'layer1/add', target: 'layer1/Relu', tensor: 'layer1/add:0', control: false, cross: 'none' },
+      { source: 'w/Assign', target: 'init', tensor: '', control: true, cross: 'device' }
+    ]);
+  });
+
+  it('takes the output index from the input ("split:1"), and skips ops not in the document', () => {
+    const nodes = [
+      node('split', 'Split', GPU0, { outputs: [{ dtype: 'float32', shape: '(5,)' }, { dtype: 'float32', shape: '(5,)' }] }),
+      node('tail', 'Identity', GPU0, {
+        // truncated away / fed: no op of that name in the document
+        inputs: ['split:1', 'beyond_max_ops:0', '^fed_placeholder', 'split:0', '^split']
+      }),
+      node('bare', 'Identity', GPU0, { inputs: ['tail'] })
+    ];
+    expect(deriveEdges(nodes)).toEqual([
+      { source: 'split', target: 'tail', tensor: 'split:1', control: false, cross: 'none' },
+      { source: 'split', target: 'tail', tensor: 'split:0', control: false, cross: 'none' },
+      { source: 'split', target: 'tail', tensor: '', control: true, cross: 'none' },
+      // a bare name is output 0, as in a TF NodeDef
+      { source: 'tail', target: 'bare', tensor: 'tail:0', control: false, cross: 'none' }
+    ]);
+
+    // the model draws them: split -> tail aggregates two tensors and a control edge
+    const m = new GraphModel(doc(nodes));
+    const [e] = m.visibleGraph().edges.filter(v => label(m, v.source) === 'op:split');
+    expect(e).toMatchObject({ count: 3, dataCount: 2, controlCount: 1, tensors: ['split:1', 'split:0'] });
+  });
+
+  it('builds inputs from an edge list in the test helper', () => {
+    const d = doc(
+      [node('a', 'Const', GPU0), node('b', 'Add', GPU0, { inputs: ['a:0'] })],
+      [edge('a', 'b', false, 1), edge('a', 'b', true)]
+    );
+    expect(d.nodes[1].inputs).toEqual(['a:0', 'a:1', '^a']);
+    expect(deriveEdges(d.nodes).map(e => e.tensor)).toEqual(['a:0', 'a:1', '']);
+  });
+
+  it('cross: "task" across tasks, "device" across devices of one task, else "none"', () => {
+    const nodes = [
+      node('cpu0', 'Const', CPU),
+      node('gpu0', 'Const', GPU0),
+      node('unplaced', 'Const'),
+      node('same', 'Add', CPU, { inputs: ['cpu0:0'] }),
+      node('copy', 'Add', CPU, { inputs: ['gpu0:0'] }),
+      node('send', 'Add', TASK1_CPU, { inputs: ['cpu0:0', '^gpu0'] }),
+      node('from_unplaced', 'Add', GPU1, { inputs: ['unplaced:0'] }),
+      node('to_unplaced', 'Add', '', { inputs: ['gpu0:0', '^cpu0'] })
+    ];
+    const table = deriveEdges(nodes).map(e => `${e.source} -> ${e.target}${e.control ? ' (control)' : ''}: ${e.cross}`);
+    expect(table).toEqual([
+      'cpu0 -> same: none',
+      'gpu0 -> copy: device',
+      'cpu0 -> send: task',
+      'gpu0 -> send (control): task',
+      'unplaced -> from_unplaced: none',
+      'gpu0 -> to_unplaced: none',
+      'cpu0 -> to_unplaced (control): none'
+    ]);
+
+    expect(deviceTask(GPU1)).toBe('/job:worker/replica:0/task:1');
+    expect(deviceTask('/job:ps/replica:0/task:0')).toBe('/job:ps/replica:0/task:0');
+    expect(crossKind(CPU, GPU0)).toBe('device');
+    expect(crossKind(GPU0, GPU1)).toBe('task');
+    expect(crossKind(GPU0, GPU0)).toBe('none');
+    expect(crossKind('', '')).toBe('none');
+    expect(crossKind(GPU0, '')).toBe('none');
+    // same task index, other job: other task
+    expect(crossKind(CPU, '/job:ps/replica:0/task:0/device:CPU:0')).toBe('task');
   });
 });
 
@@ -648,7 +744,7 @@ describe('5,000 ops', () => {
   function towers(): IGraphDoc {
     // 50 scopes x 100 ops: a chain in each tower, every tower reads the previous one
     const nodes: INodeDoc[] = [];
-    const edges: IEdgeDoc[] = [];
+    const edges: IEdgeSpec[] = [];
     for (let t = 0; t < 50; t++) {
       const device = t % 2 ? GPU1 : GPU0;
       for (let i = 0; i < 100; i++) {
@@ -658,7 +754,8 @@ describe('5,000 ops', () => {
         }
       }
       if (t > 0) {
-        edges.push(edge(`tower_${t - 1}/layer_9/op_99`, `tower_${t}/layer_0/op_0`, false, 'task'));
+        // the towers alternate between tasks 0 and 1: a _Send/_Recv edge
+        edges.push(edge(`tower_${t - 1}/layer_9/op_99`, `tower_${t}/layer_0/op_0`));
       }
     }
     return doc(nodes, edges);
@@ -685,7 +782,7 @@ describe('5,000 ops', () => {
 
   it('keeps a flat 5,000-op level readable', () => {
     const nodes: INodeDoc[] = [];
-    const edges: IEdgeDoc[] = [];
+    const edges: IEdgeSpec[] = [];
     const types = ['Add', 'Mul', 'Const', 'Identity', 'MatMul'];
     for (let i = 0; i < 5000; i++) {
       const type = types[i % 5];

@@ -19,25 +19,24 @@ const SCRIPT_OP = '</svg><script>alert(2)</script>';
 const QUOTED_TYPE = `Mat"Mul'<b>bold</b>`;
 const TITLE = `<script>alert(3)</script> "graph" & 'co'`;
 const DEV_A = '/job:worker/replica:0/task:0/device:CPU:0';
-const DEV_B = '/job:worker/replica:0/task:0/device:GPU:0';
+const DEV_B = '/job:worker/replica:0/task:1/device:GPU:0';
 const DEV_C = '/job:w"><img src=x onerror=alert(4)>/replica:0/task:1/device:GPU:0';
 
 function hostileDoc(): IGraphDoc {
-  const d = doc(
-    [
-      node(IMG_OP, QUOTED_TYPE, DEV_A, {
-        soft: true,
-        requested: '"><img src=x onerror=alert(5)>',
-        reason: 'soft placement: <svg onload=alert(6)>',
-        inputs: [`${SCRIPT_OP}:0`, '^y<iframe>'],
-        outputs: [{ dtype: '<i>float32</i>', shape: '(?, "<img src=x>")' }],
-        attrs: { '<k onclick=alert(7)>': '<v onmouseover=alert(8)>' }
-      }),
-      node(SCRIPT_OP, 'Const', DEV_B),
-      node('y<iframe>', '<object>', DEV_C)
-    ],
-    [edge(SCRIPT_OP, IMG_OP, false, 'task'), edge('y<iframe>', IMG_OP, true, 'device')]
-  );
+  // edges (from IMG_OP's inputs): SCRIPT_OP -> IMG_OP carries a tensor from task 1 to task 0,
+  // ^y<iframe> -> IMG_OP comes from the hostile job's task: both cross tasks
+  const d = doc([
+    node(IMG_OP, QUOTED_TYPE, DEV_A, {
+      soft: true,
+      requested: '"><img src=x onerror=alert(5)>',
+      reason: 'soft placement: <svg onload=alert(6)>',
+      inputs: [`${SCRIPT_OP}:0`, '^y<iframe>'],
+      outputs: [{ dtype: '<i>float32</i>', shape: '(?, "<img src=x>")' }],
+      attrs: { '<k onclick=alert(7)>': '<v onmouseover=alert(8)>' }
+    }),
+    node(SCRIPT_OP, 'Const', DEV_B),
+    node('y<iframe>', '<object>', DEV_C)
+  ]);
   d.title = TITLE;
   d.devices = [
     { name: DEV_A, short: 'cpu', task: '', type: 'CPU', color: 'red;background:url(x)', ops: 1 },
@@ -139,7 +138,7 @@ describe('graph view escaping', () => {
     expect(clusters).toEqual(expect.arrayContaining(['x', '</svg><script>alert(2)<']));
 
     // the cross-task edge carries the names literally
-    const task = root.querySelector('path.tfj-cross-task')!;
+    const task = root.querySelector('path.tfj-cross-task[data-control="false"]')!;
     expect(task.getAttribute('data-source')).toBe(SCRIPT_OP);
     expect(task.getAttribute('data-target')).toBe(IMG_OP);
     expect(task.querySelector('title')!.textContent).toContain(`${SCRIPT_OP}:0`);

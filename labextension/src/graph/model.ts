@@ -51,14 +51,6 @@ export interface INodeDoc {
   attrs: { [key: string]: string };
 }
 
-export interface IEdgeDoc {
-  source: string;
-  target: string;
-  tensor: string;
-  control: boolean;
-  cross: CrossKind;
-}
-
 export interface IGraphDoc {
   version: number;
   title: string;
@@ -67,7 +59,20 @@ export interface IGraphDoc {
   total_ops: number;
   devices: IDeviceDoc[];
   nodes: INodeDoc[];
-  edges: IEdgeDoc[];
+  // No `edges`: each edge is in its target's `inputs`; deriveEdges() rebuilds them.
+}
+
+/** An edge derived from a node's `inputs` (deriveEdges). */
+export interface IGraphEdge {
+  /** Op names. */
+  source: string;
+  target: string;
+  /** The tensor carried ("x:0"); "" for a control edge. */
+  tensor: string;
+  control: boolean;
+  /** Ends on different tasks ("task": a _Send/_Recv pair in TF), on different devices of one
+   * task ("device": a copy), or neither ("none": same device, or an end not placed). */
+  cross: CrossKind;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -388,7 +393,6 @@ export function normalizeDoc(raw: unknown): IGraphDoc {
       attrs
     };
   });
-  const cross = (v: unknown): CrossKind => (v === 'task' || v === 'device' ? v : 'none');
   return {
     version: typeof d.version === 'number' ? d.version : 1,
     title: str(d.title),
@@ -406,18 +410,62 @@ export function normalizeDoc(raw: unknown): IGraphDoc {
         ops: typeof v.ops === 'number' ? v.ops : 0
       };
     }),
-    nodes,
-    edges: list(d.edges).map(x => {
-      const e = obj(x);
-      return {
-        source: str(e.source),
-        target: str(e.target),
-        tensor: str(e.tensor),
-        control: e.control === true,
-        cross: cross(e.cross)
-      };
-    })
+    nodes
+    // an `edges` array (the contract's first form) is ignored: edges come from `inputs`
   };
+}
+
+/** The task of a device name: what precedes "/device:" ("/job:w/replica:0/task:1"). */
+export function deviceTask(device: string): string {
+  const i = device.indexOf('/device:');
+  return i >= 0 ? device.slice(0, i) : device;
+}
+
+/** How an edge between ops on these devices crosses them ("" = not placed). */
+export function crossKind(sourceDevice: string, targetDevice: string): CrossKind {
+  if (!sourceDevice || !targetDevice || sourceDevice === targetDevice) {
+    return 'none';
+  }
+  return deviceTask(sourceDevice) === deviceTask(targetDevice) ? 'device' : 'task';
+}
+
+/**
+ * The graph's edges, from the nodes' `inputs`: "x:k" is a data edge from op x carrying tensor
+ * "x:k" (a bare "x" is "x:0", as in a TF NodeDef), "^x" a control edge. Inputs from ops that are
+ * not among `nodes` (beyond a truncated document, or fed) are skipped, as are self-edges; as in
+ * the model, nameless nodes are ignored and of nodes sharing a name only the first counts.
+ * Ordered by node, then by input.
+ */
+export function deriveEdges(nodes: readonly INodeDoc[]): IGraphEdge[] {
+  const device = new Map<string, string>();
+  for (const n of nodes) {
+    if (n.name && !device.has(n.name)) {
+      device.set(n.name, n.device);
+    }
+  }
+  const edges: IGraphEdge[] = [];
+  const seen = new Set<string>();
+  for (const n of nodes) {
+    if (!n.name || seen.has(n.name)) {
+      continue;
+    }
+    seen.add(n.name);
+    for (const input of n.inputs) {
+      const { op, control } = inputOpName(input);
+      const source = device.get(op);
+      if (source === undefined || op === n.name) {
+        continue;
+      }
+      edges.push({
+        source: op,
+        target: n.name,
+        tensor: control ? '' : op === input ? `${op}:0` : input,
+        control,
+        cross: crossKind(source, n.device)
+      });
+    }
+  }
+  return edges;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1136,11 +1184,11 @@ export class GraphModel {
   }
 
   private _buildEdges(): void {
-    for (const e of this.doc.edges) {
+    for (const e of deriveEdges(this.doc.nodes)) {
       const s = this._opIndex.get(e.source);
       const t = this._opIndex.get(e.target);
       if (s === undefined || t === undefined || s === t) {
-        continue; // an end beyond a truncated graph
+        continue; // cannot happen: deriveEdges keeps edges between listed ops only
       }
       this._edges.push({
         source: s,
