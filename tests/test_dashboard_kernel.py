@@ -75,15 +75,20 @@ def test_updates_flow_from_the_iopub_thread_while_the_cell_trains(kernel):
     assert "application/vnd.jupyter.widget-view+json" in displays[-2]["data"]
     placeholder = displays[-1]["transient"]["display_id"]
     execute(kernel, TRAIN)
-    patches, messages, took = execute(kernel, "train_for(3.0)")
-    # Updates arrived while the cell was still running (its busy loop lasts 3 s), spread out,
-    # and at most 10 a second.
+    patches, messages, took = execute(kernel, "train_for(5.0)")
+    # Updates arrived while the cell was still running (its busy loop lasts 5 s).
     during = [t for t in patches if t < took - 0.2]
-    # (How many depends on how much of the GIL the busy loop leaves the IOPub thread: 3-12 on
-    # a loaded 2-core machine; the point here is that they arrive during the cell.)
-    # A CI run of a loaded 2-core machine saw a single one: the busy loop can starve the IOPub
-    # thread of the GIL (see the issue 9 note); the claim tested is that they come at all.
-    assert during, "no document patch arrived while the training cell ran"
+    # (How many depends on how much of the GIL the busy loop leaves the IOPub thread: 3-12 per
+    # 3 s on a loaded 2-core machine; CI runs have seen one, and once none in 3 s: the busy loop
+    # can starve the IOPub thread of the GIL (see the issue 9 note). The claim tested is that
+    # they come at all; the failure message carries what the pump did, to find out why not.)
+    if not during:
+        _, info, _ = execute(kernel, (
+            "d = get_ipython().find_line_magic('tf_dashboard').__self__.dashboard\n"
+            "print(d.updates, d.update_times[-20:], sorted(d.pump_threads))"))
+        pump = "".join(m["content"].get("text", "") for m in info if m["msg_type"] == "stream")
+        raise AssertionError(f"no document patch arrived while the {took:.1f} s training cell "
+                             f"ran; patches at {patches}; the pump: {pump}")
     updates = [m for m in messages if m["msg_type"] == "update_display_data"]
     assert updates and updates[-1]["content"]["transient"]["display_id"] == placeholder
     snapshot = updates[-1]["content"]["data"]
