@@ -100,3 +100,33 @@ def listen():
     yield start
     for kind, fn in subscribed:
         events.unsubscribe(kind, fn)
+
+
+def two_phase_cluster(cleanup, jobs=("ps", "worker")):
+    """In-process servers on ports the OS picks, each learning the whole cluster before serving
+    (``cleanup(server)`` stops them when the test ends)."""
+    import tfjupyter as tf
+    servers = {}
+    for job in jobs:
+        server = tf.train.Server({job: ["localhost:0"]}, job_name=job, task_index=0,
+                                 start=False, token=TOKEN)
+        cleanup(server)
+        servers[job] = server
+    spec = tf.train.ClusterSpec({job: [f"localhost:{s.port}"] for job, s in servers.items()})
+    for server in servers.values():
+        server.complete_cluster(spec)
+        server.start()
+    return spec, servers
+
+
+def ipyparallel_children():
+    """ipyparallel processes (controller, engines, nannies) started from this process."""
+    import psutil
+    found = []
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if "ipyparallel" in " ".join(p.cmdline()):
+                found.append(p)
+        except psutil.Error:
+            pass
+    return found

@@ -17,21 +17,10 @@ pytest.importorskip("ipyparallel")
 from tfjupyter.cluster import Cluster, ClusterError, TaskError  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
+from cluster_util import ipyparallel_children  # noqa: E402
 from clusters.cells import train_cell  # noqa: E402
 
 pytestmark = pytest.mark.timeout(240)
-
-
-def _ipp_children():
-    """Engine, nanny and controller processes started from this process."""
-    found = []
-    for p in psutil.Process().children(recursive=True):
-        try:
-            if "ipyparallel" in " ".join(p.cmdline()):
-                found.append(p)
-        except psutil.Error:
-            pass
-    return found
 
 
 def _assert_no_processes_left(pids, before=(), timeout=15.0):
@@ -41,7 +30,7 @@ def _assert_no_processes_left(pids, before=(), timeout=15.0):
     while True:
         alive = [p for p in pids if psutil.pid_exists(p)
                  and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
-        new = [p for p in _ipp_children() if p.pid not in before]
+        new = [p for p in ipyparallel_children() if p.pid not in before]
         if not alive and not new:
             return
         if time.monotonic() > deadline:
@@ -184,7 +173,7 @@ def test_stop_leaves_no_process(cluster):
 
 
 def test_a_killed_worker_shows_dead_and_sync_training_goes_on(ipython_dir, capsys):
-    before = _ipp_children()
+    before = ipyparallel_children()
     with Cluster(ps=1, workers=3) as cluster:
         pids = [t.pid for t in cluster.tasks]
         victim = cluster.task("worker:2")
@@ -232,7 +221,7 @@ def test_engine_without_tfjupyter_is_named(ipython_dir, tmp_path, monkeypatch):
     (shadow / "__init__.py").write_text(
         "raise ModuleNotFoundError(\"No module named 'tfjupyter'\", name='tfjupyter')\n")
     cluster = Cluster(ps=0, workers=1, environment={"PYTHONPATH": str(shadow.parent)})
-    before = _ipp_children()
+    before = ipyparallel_children()
     with pytest.raises(ClusterError, match=r"(?s)tfjupyter cannot be imported on the engines.*"
                                            r"install it in the Python.*No module named"):
         cluster.start()
@@ -243,7 +232,7 @@ def test_failing_launcher_reports_its_own_error_in_bounded_time(ipython_dir):
     cluster = Cluster(ps=0, workers=1, engines="ssh", hosts=["127.0.0.1:1"],
                       launcher_config={"ssh_args": ["-o", "BatchMode=yes",
                                                     "-o", "ConnectTimeout=5"]})
-    before = _ipp_children()
+    before = ipyparallel_children()
     t0 = time.monotonic()
     with pytest.raises(ClusterError, match=r"ipyparallel's 'ssh' launcher failed to start "
                                            r"/job:worker/task:0"):
@@ -256,7 +245,7 @@ def test_attach_gives_roles_to_a_running_ipyparallel_cluster(ipython_dir):
     import ipyparallel
     ipp = ipyparallel.Cluster(n=2, controller_ip="127.0.0.1", cluster_id="attachme",
                               log_level=40)
-    before = _ipp_children()
+    before = ipyparallel_children()
     client = ipp.start_and_connect_sync()
     try:
         client.wait_for_engines(2, timeout=60)

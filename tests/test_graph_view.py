@@ -331,6 +331,18 @@ def test_a_5000_op_view_stays_compact_and_a_bigger_graph_says_how_to_see_more():
 
 
 # -- Jupyter display -------------------------------------------------------------------------------------
+@pytest.fixture
+def ip(tmp_path_factory):
+    """IPython's shell, for its display formatter (the %tf_graph show tests are in test_magics)."""
+    pytest.importorskip("IPython")
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+    config = Config()
+    config.HistoryManager.hist_file = ":memory:"
+    return InteractiveShell.instance(config=config,
+                                     ipython_dir=str(tmp_path_factory.mktemp("ipython")))
+
+
 def test_graph_displays_as_its_view_and_keeps_its_repr(ip):
     g, _, _ = small_graph()
     assert re.fullmatch(r"<tf.Graph with 5 ops at 0x[0-9a-f]+>", repr(g))
@@ -346,78 +358,3 @@ def test_graph_displays_as_its_view_and_keeps_its_repr(ip):
         assert g._repr_mimebundle_() == {"text/plain": repr(g)}
     finally:
         ip.display_formatter.active_types = saved
-
-
-# -- %tf_graph show --------------------------------------------------------------------------------------
-@pytest.fixture
-def ip(tmp_path_factory):
-    pytest.importorskip("IPython")
-    from IPython.core.interactiveshell import InteractiveShell
-    from traitlets.config import Config
-    from tfjupyter.framework import ops as framework_ops
-    config = Config()
-    config.HistoryManager.hist_file = ":memory:"
-    shell = InteractiveShell.instance(config=config,
-                                      ipython_dir=str(tmp_path_factory.mktemp("ipython")))
-    assert shell.run_cell("%load_ext tfjupyter").success
-    shell.run_cell("import tfjupyter as tf")
-    yield shell
-    shell.magics_manager.registry["TFMagics"].reset()
-    shell.reset(new_session=False)
-    assert framework_ops._default_graph_stack.stack == []
-
-
-def run(ip, code: str):
-    result = ip.run_cell(code)
-    assert result.success, f"cell failed: {result.error_before_exec or result.error_in_exec!r}"
-    return result.result
-
-
-def test_tf_graph_show(ip):
-    run(ip, "%%tf_graph model\na = tf.constant(1.0, name='a')\nb = tf.negative(a, name='b')")
-    view = run(ip, "%tf_graph show model")
-    assert isinstance(view, GraphView) and view.document["title"] == "graph 'model' — not placed"
-    assert [n["name"] for n in view.document["nodes"]] == ["a", "b"]
-    run(ip, "%%tf_graph model\nsess = tf.Session()\nsess.run(b)")
-    sess = ip.user_ns["sess"]
-    view = run(ip, "%tf_graph show model --session sess")
-    assert view.document["title"] == f"graph 'model' — placed by session {sess.id}"
-    assert view.document["placed"] and all(n["device"] for n in view.document["nodes"])
-    only = run(ip, "%tf_graph show --session=sess")
-    assert only.document["title"] == f"sess (session {sess.id}) — the ops it placed"
-    assert only.document["total_ops"] == 2
-    # Without a name: the cell's default graph (the %tf_graph NAME one while it is active).
-    run(ip, "c = tf.constant(3.0, name='c')")
-    default = run(ip, "%tf_graph show")
-    assert default.document["title"] == "the default graph — not placed"
-    assert [n["name"] for n in default.document["nodes"]] == ["c"]
-    run(ip, "%tf_graph model")
-    assert run(ip, "%tf_graph show").document["title"].startswith("graph 'model'")
-    run(ip, "%tf_graph --reset")
-    # A MonitoredSession stands for the tf.Session it runs.
-    run(ip, "%%tf_graph model\nmon = tf.train.MonitoredSession()\nmon.run(b)")
-    inner = ip.user_ns["mon"]._tf_sess()
-    view = run(ip, "%tf_graph show model --session mon")
-    assert view.document["title"] == f"graph 'model' — placed by session {inner.id}"
-    run(ip, "mon.close()")
-
-
-def test_tf_graph_show_errors(ip):
-    from IPython.core.error import UsageError
-    run(ip, "%%tf_graph g1\na = tf.constant(1.0, name='a')")
-    run(ip, "%%tf_graph g2\nb = tf.constant(1.0, name='b')\ns2 = tf.Session()\nnot_a_session = 3")
-
-    def error(line):
-        with pytest.raises(UsageError) as e:
-            ip.run_line_magic("tf_graph", line)
-        return str(e.value)
-
-    assert error("show nope") == "%tf_graph show: no graph named 'nope'; named graphs: g1, g2"
-    assert "no variable named 'missing'" in error("show g1 --session missing")
-    assert error("show --session not_a_session") == (
-        "%tf_graph show --session: not_a_session is a int, not a tf.Session (or an open "
-        "MonitoredSession)")
-    assert "s2 runs another graph than graph 'g1'" in error("show g1 --session s2")
-    assert "--session takes one variable name" in error("show g1 --session")
-    assert "at most one graph name" in error("show g1 g2")
-    assert "unknown option '--all'" in error("show --all")

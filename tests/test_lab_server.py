@@ -32,7 +32,7 @@ from tfjupyter.distributed import telemetry  # noqa: E402
 from tfjupyter.lab import server  # noqa: E402
 from tfjupyter.lab.server import SETTINGS_KEY  # noqa: E402
 
-from cluster_util import TOKEN  # noqa: E402
+from cluster_util import TOKEN, ipyparallel_children, two_phase_cluster  # noqa: E402
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -75,21 +75,6 @@ def cleanup():
     yield things.append
     for thing in reversed(things):
         thing.stop(0)
-
-
-def _servers(cleanup, jobs=("ps", "worker")):
-    """In-process task servers on ports the OS picks, each learning the cluster before serving."""
-    servers = {}
-    for job in jobs:
-        server = tf.train.Server({job: ["localhost:0"]}, job_name=job, task_index=0,
-                                 start=False, token=TOKEN)
-        cleanup(server)
-        servers[job] = server
-    spec = tf.train.ClusterSpec({job: [f"localhost:{s.port}"] for job, s in servers.items()})
-    for server in servers.values():
-        server.complete_cluster(spec)
-        server.start()
-    return spec, servers
 
 
 def _exited_pid() -> int:
@@ -140,7 +125,7 @@ def test_an_empty_registry(api, registry_dir):
 
 
 def test_tasks_show_idle_with_devices_then_running_with_rates(api, cleanup):
-    spec, servers = _servers(cleanup)
+    spec, servers = two_phase_cluster(cleanup)
     registry.write(_entry("live", servers))
     # Idle: answering, no step in the last 2 s (the process's earlier tests may have stepped).
     clusters = _poll(api, lambda cs: all(t["state"] == "idle" for t in cs["live"]["tasks"]))
@@ -188,7 +173,7 @@ def test_tasks_show_idle_with_devices_then_running_with_rates(api, cleanup):
 
 
 def test_dead_unreachable_refused_orphaned_and_forgotten(api, cleanup, registry_dir):
-    spec, servers = _servers(cleanup)
+    spec, servers = two_phase_cluster(cleanup)
     exited = _exited_pid()
     registry.write(_entry("half", servers))                     # its worker will stop
     registry.write(_entry("wrongtoken", {"ps": servers["ps"]}, token="0" * 64))
@@ -235,7 +220,7 @@ def test_dead_unreachable_refused_orphaned_and_forgotten(api, cleanup, registry_
 
 def test_watchers_close_when_nobody_asks_or_the_entry_goes(api, cleanup, jp_serverapp):
     monitor = jp_serverapp.web_app.settings[SETTINGS_KEY]
-    spec, servers = _servers(cleanup, ("ps",))
+    spec, servers = two_phase_cluster(cleanup, ("ps",))
     registry.write(_entry("a", servers))
     registry.write(_entry("b", servers))
     assert monitor.watching() == []                  # made when asked for, not before
@@ -252,7 +237,7 @@ def test_watchers_close_when_nobody_asks_or_the_entry_goes(api, cleanup, jp_serv
 
 def test_the_servers_watchers_keep_no_backlog_of_events(api, cleanup, jp_serverapp):
     monitor = jp_serverapp.web_app.settings[SETTINGS_KEY]
-    spec, servers = _servers(cleanup)
+    spec, servers = two_phase_cluster(cleanup)
     registry.write(_entry("busy", servers))
     assert api("GET")[0] == 200
     watcher = monitor._watches["busy"].watcher
@@ -267,7 +252,7 @@ def test_the_servers_watchers_keep_no_backlog_of_events(api, cleanup, jp_servera
 
 def test_unloading_the_extension_closes_its_watchers_and_pool(api, cleanup, jp_serverapp):
     monitor = jp_serverapp.web_app.settings[SETTINGS_KEY]
-    spec, servers = _servers(cleanup, ("ps",))
+    spec, servers = two_phase_cluster(cleanup, ("ps",))
     registry.write(_entry("a", servers))
     assert api("GET")[0] == 200
     watcher = monitor._watches["a"].watcher
@@ -280,7 +265,7 @@ def test_unloading_the_extension_closes_its_watchers_and_pool(api, cleanup, jp_s
 
 
 def test_a_corrupt_entry_is_skipped(api, registry_dir, cleanup):
-    spec, servers = _servers(cleanup, ("ps",))
+    spec, servers = two_phase_cluster(cleanup, ("ps",))
     registry.write(_entry("fine", servers))
     (registry_dir / "broken.json").write_text('{"id": "broken", "created": 1.0, "tas')
     code, body = api("GET")
@@ -298,7 +283,7 @@ def test_unknown_ids_are_404(api, registry_dir):
 
 def test_requests_without_the_servers_token_are_refused(api, registry_dir, http_server_client,
                                                         jp_base_url, jp_asyncio_loop, cleanup):
-    spec, servers = _servers(cleanup, ("ps",))
+    spec, servers = two_phase_cluster(cleanup, ("ps",))
     registry.write(_entry("secret", servers, state="stopped"))
     base = jp_base_url + "/".join(API)
     for method, path, headers in (
@@ -332,7 +317,7 @@ class TestAnAuthorizerThatRefusesWrites:
                               "authorizer_class": ReadOnlyAuthorizer}}
 
     def test_users_see_clusters_but_cannot_stop_or_forget_them(self, api, cleanup):
-        spec, servers = _servers(cleanup, ("ps",))
+        spec, servers = two_phase_cluster(cleanup, ("ps",))
         registry.write(_entry("guarded", servers))
         code, body = api("GET")
         assert code == 200 and [c["id"] for c in body["clusters"]] == ["guarded"]
@@ -345,18 +330,6 @@ class TestAnAuthorizerThatRefusesWrites:
 
 
 # -- stopping a real cluster -----------------------------------------------------------------------
-def _ipp_processes():
-    """ipyparallel processes (controller, engines, nannies) started from this process."""
-    found = []
-    for p in psutil.Process().children(recursive=True):
-        try:
-            if "ipyparallel" in " ".join(p.cmdline()):
-                found.append(p)
-        except psutil.Error:
-            pass
-    return found
-
-
 def _gone(pid) -> bool:
     try:
         return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
@@ -368,7 +341,7 @@ def test_stop_from_the_panel_ends_a_real_cluster(api, registry_dir, tmp_path, mo
                                                  jp_serverapp):
     monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
     monkeypatch.setenv("TFJUPYTER_TOKEN_DIR", str(tmp_path / "tokens"))
-    before = {p.pid for p in _ipp_processes()}
+    before = {p.pid for p in ipyparallel_children()}
     cluster = Cluster(ps=1, workers=1, start_timeout=60)
     try:
         cluster.start()
@@ -377,7 +350,7 @@ def test_stop_from_the_panel_ends_a_real_cluster(api, registry_dir, tmp_path, mo
         assert entry["cluster_file"] == cluster._ipp.cluster_file
         assert os.path.exists(entry["cluster_file"])
         pids = [t.pid for t in cluster.tasks] + [cluster._ipp.controller.pid]
-        started = [p.pid for p in _ipp_processes() if p.pid not in before]
+        started = [p.pid for p in ipyparallel_children() if p.pid not in before]
         assert set(t.pid for t in cluster.tasks) <= set(started)
 
         clusters = _poll(api, lambda cs: all(t["state"] == "idle"

@@ -11,6 +11,7 @@ import tfjupyter as tf  # noqa: E402
 from tfjupyter import magics as tf_magics  # noqa: E402
 from tfjupyter.client import session as session_module  # noqa: E402
 from tfjupyter.framework import ops as framework_ops  # noqa: E402
+from tfjupyter.lab import GraphView  # noqa: E402
 
 CPU0 = "/job:localhost/replica:0/task:0/device:CPU:0"
 
@@ -221,3 +222,53 @@ def test_load_is_idempotent_and_unload_removes_everything(ip):
     again = tf_magics.load_ipython_extension(ip)
     assert again is not first and _magics(ip) is again
     run(ip, "%tf_graph")
+
+
+# -- %tf_graph show ----------------------------------------------------------------------------------
+def test_tf_graph_show(ip):
+    run(ip, "%%tf_graph model\na = tf.constant(1.0, name='a')\nb = tf.negative(a, name='b')")
+    view = run(ip, "%tf_graph show model")
+    assert isinstance(view, GraphView) and view.document["title"] == "graph 'model' — not placed"
+    assert [n["name"] for n in view.document["nodes"]] == ["a", "b"]
+    run(ip, "%%tf_graph model\nsess = tf.Session()\nsess.run(b)")
+    sess = ip.user_ns["sess"]
+    view = run(ip, "%tf_graph show model --session sess")
+    assert view.document["title"] == f"graph 'model' — placed by session {sess.id}"
+    assert view.document["placed"] and all(n["device"] for n in view.document["nodes"])
+    only = run(ip, "%tf_graph show --session=sess")
+    assert only.document["title"] == f"sess (session {sess.id}) — the ops it placed"
+    assert only.document["total_ops"] == 2
+    # Without a name: the cell's default graph (the %tf_graph NAME one while it is active).
+    run(ip, "c = tf.constant(3.0, name='c')")
+    default = run(ip, "%tf_graph show")
+    assert default.document["title"] == "the default graph — not placed"
+    assert [n["name"] for n in default.document["nodes"]] == ["c"]
+    run(ip, "%tf_graph model")
+    assert run(ip, "%tf_graph show").document["title"].startswith("graph 'model'")
+    run(ip, "%tf_graph --reset")
+    # A MonitoredSession stands for the tf.Session it runs.
+    run(ip, "%%tf_graph model\nmon = tf.train.MonitoredSession()\nmon.run(b)")
+    inner = ip.user_ns["mon"]._tf_sess()
+    view = run(ip, "%tf_graph show model --session mon")
+    assert view.document["title"] == f"graph 'model' — placed by session {inner.id}"
+    run(ip, "mon.close()")
+
+
+def test_tf_graph_show_errors(ip):
+    run(ip, "%%tf_graph g1\na = tf.constant(1.0, name='a')")
+    run(ip, "%%tf_graph g2\nb = tf.constant(1.0, name='b')\ns2 = tf.Session()\nnot_a_session = 3")
+
+    def error(line):
+        with pytest.raises(UsageError) as e:
+            ip.run_line_magic("tf_graph", line)
+        return str(e.value)
+
+    assert error("show nope") == "%tf_graph show: no graph named 'nope'; named graphs: g1, g2"
+    assert "no variable named 'missing'" in error("show g1 --session missing")
+    assert error("show --session not_a_session") == (
+        "%tf_graph show --session: not_a_session is a int, not a tf.Session (or an open "
+        "MonitoredSession)")
+    assert "s2 runs another graph than graph 'g1'" in error("show g1 --session s2")
+    assert "--session takes one variable name" in error("show g1 --session")
+    assert "at most one graph name" in error("show g1 g2")
+    assert "unknown option '--all'" in error("show --all")

@@ -14,7 +14,8 @@ import tfjupyter as tf
 from tfjupyter.distributed import telemetry
 from tfjupyter.distributed.auth import TOKEN_METADATA_KEY
 
-from cluster_util import TOKEN, TaskProcesses, listen, loopback_cluster, token_env  # noqa: F401
+from cluster_util import (TOKEN, TaskProcesses, listen, loopback_cluster,  # noqa: F401
+                          token_env, two_phase_cluster)
 
 
 @pytest.fixture
@@ -37,21 +38,6 @@ def _wait_events(watcher, done, timeout=20.0):
         if done(seen):
             return seen
     raise AssertionError(f"timed out; saw {[(e.task, e.kind) for e in seen][-30:]}")
-
-
-def _two_phase_cluster(cleanup, jobs=("ps", "worker")):
-    """Servers on ports the OS picks, each learning the whole cluster before starting."""
-    servers = {}
-    for job in jobs:
-        server = tf.train.Server({job: ["localhost:0"]}, job_name=job, task_index=0,
-                                 start=False, token=TOKEN)
-        cleanup(server)
-        servers[job] = server
-    spec = tf.train.ClusterSpec({job: [f"localhost:{s.port}"] for job, s in servers.items()})
-    for server in servers.values():
-        server.complete_cluster(spec)
-        server.start()
-    return spec, servers
 
 
 # -- StepRecord: examples and global step ----------------------------------------------------------
@@ -121,7 +107,7 @@ def test_scalar_summaries_are_published_when_they_run(listen):
 
 # -- the Poll RPC ----------------------------------------------------------------------------------
 def test_poll_needs_the_token_and_pages_records(cleanup):
-    spec, servers = _two_phase_cluster(cleanup, ("ps",))
+    spec, servers = two_phase_cluster(cleanup, ("ps",))
     address = spec.task_address("ps", 0)
     channel = grpc.insecure_channel(address)
     cleanup(channel)
@@ -160,7 +146,7 @@ def test_poll_needs_the_token_and_pages_records(cleanup):
 
 # -- watch() ---------------------------------------------------------------------------------------
 def test_watch_an_in_process_cluster_while_it_trains(cleanup):
-    spec, servers = _two_phase_cluster(cleanup)
+    spec, servers = two_phase_cluster(cleanup)
     watcher = tf.distributed.watch(spec, token=TOKEN, interval=0.2, window=60)
     cleanup(watcher)
     _wait_events(watcher, lambda seen: sum(e.kind == "alive" for e in seen) == 2)
@@ -218,7 +204,7 @@ def test_watch_an_in_process_cluster_while_it_trains(cleanup):
 
 
 def test_watcher_with_a_wrong_token_names_the_task(cleanup):
-    spec, servers = _two_phase_cluster(cleanup, ("ps",))
+    spec, servers = two_phase_cluster(cleanup, ("ps",))
     address = spec.task_address("ps", 0)
     called = []
     watcher = telemetry.watch([address], token="not-the-token", interval=0.2)
