@@ -100,6 +100,23 @@ def test_feeds_fetches_and_errors_across_tasks(token_env, servers):
         assert sess.run(checked, {bad: 1}) == 2
 
 
+def test_a_round_trip_through_another_task_from_the_task_the_client_serves(token_env, servers):
+    """Task 0's partition sends `a` to task 1 and waits for `b` back; its send must run before
+    its receive (steps run their ops one after another), or both tasks wait for each other."""
+    cluster = loopback_cluster(local=2)
+    local = servers(cluster, "local", 0)
+    servers(cluster, "local", 1)
+    with tf.device("/job:local/task:0"):
+        a = tf.constant([[1.0, 2.0], [3.0, 4.0]], name="a")
+    with tf.device("/job:local/task:1"):
+        b = tf.matmul(a, a, name="b")
+    with tf.device("/job:local/task:0"):
+        c = tf.add(b, 1.0, name="c")
+    with tf.Session(local.target) as sess:
+        out = sess.run(c, options=tf.RunOptions(timeout_in_ms=10000))
+    assert out.tolist() == [[8.0, 11.0], [16.0, 23.0]]
+
+
 def test_big_tensor_is_streamed_in_chunks(token_env, servers):
     cluster = loopback_cluster(ps=1)
     ps = servers(cluster, "ps", 0)

@@ -52,7 +52,12 @@ def needed_ops(fetches: Sequence[Optional[Tensor]], feeds: Sequence[Tensor],
                targets: Sequence[Operation]) -> List[Operation]:
     """The ops a step needs, dependencies first; an error names any cycle."""
     fed = set(feeds)
-    roots = [t.op for t in fetches if t is not None and t not in fed] + list(targets)
+    # Sends first: ops run one after another here, not as their inputs become ready as in
+    # TensorFlow's executor, so a partition that waits in a _Recv before its independent _Send
+    # ran would wait forever for a peer that is waiting for that send.
+    sends = [op for op in targets if op.type == "_Send"]
+    roots = sends + [t.op for t in fetches if t is not None and t not in fed] + \
+        [op for op in targets if op.type != "_Send"]
     order: List[Operation] = []
     state: Dict[Operation, int] = {}  # 1: on the DFS stack, 2: done
     for root in roots:
