@@ -94,6 +94,7 @@ setup(
         "scikit-learn>=1.2",
         "tensorboard>=2.12",
         "protobuf>=7.35.1",  # distributed/protocol_pb2.py was generated for it
+        "google-crc32c>=1.5",  # CRC-32C of TFRecord files, event files and checkpoints
         "grpcio>=1.60",
         "threadpoolctl>=3.1",
         "ipython>=8.0",

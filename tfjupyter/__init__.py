@@ -25,12 +25,17 @@ from .ops.math_ops import *  # noqa: F401,F403
 from .ops.random_ops import *  # noqa: F401,F403
 from .ops.linalg_ops import *  # noqa: F401,F403
 from .ops.data_flow_ops import *  # noqa: F401,F403
+from .ops.parsing_ops import *  # noqa: F401,F403
+from .ops.sparse_ops import *  # noqa: F401,F403
+from .framework.sparse_tensor import SparseTensor, SparseTensorValue  # noqa: F401
+from .ops.io_ops import *  # noqa: F401,F403
 from .framework.graph_io import *  # noqa: F401,F403
 from .variables import *  # noqa: F401,F403
 from .variable_scope import *  # noqa: F401,F403
 from .init_ops import *  # noqa: F401,F403
 from .summary.legacy import *  # noqa: F401,F403  (0.x: tf.scalar_summary, ...)
 from . import app, contrib, datasets, nn, summary, test, train  # noqa: F401,E402
+from . import python_io  # noqa: F401,E402
 from .app import flags  # noqa: F401,E402
 from .summary import Event, SessionLog, Summary  # noqa: F401,E402
 from .framework import dtypes  # noqa: F401

@@ -15,6 +15,7 @@ import numpy as np
 from ..framework import dtypes
 from ..framework.device import DeviceSpec
 from ..framework.ops import Graph, GraphKeys, Operation, Tensor, get_default_graph
+from ..framework.sparse_tensor import SparseTensor, SparseTensorValue
 from ..runtime import cancellation, events
 from ..runtime.devices import Device, local_devices
 from ..runtime.executor import Plan, StepStats
@@ -50,6 +51,10 @@ class _FetchStructure:
     def _flatten(self, graph: Graph, fetch):
         if fetch is None:
             raise TypeError(f"Fetch argument None has invalid type {type(None)}")
+        if isinstance(fetch, SparseTensor):  # fetched as its three tensors
+            parts = [self._flatten(graph, t)
+                     for t in (fetch.indices, fetch.values, fetch.dense_shape)]
+            return lambda v: SparseTensorValue(*[b(v) for b in parts])
         if isinstance(fetch, (list, tuple)) and not hasattr(fetch, "_as_graph_element"):
             builders = [self._flatten(graph, f) for f in fetch]
             if hasattr(fetch, "_fields"):   # namedtuple
@@ -508,10 +513,11 @@ def _scalar(value):
 
 def _fetch_key(fetches):
     """A hashable key for fetch structures that are cheap to recognise; None otherwise."""
-    if isinstance(fetches, (Tensor, Operation)):
+    if isinstance(fetches, (Tensor, Operation, SparseTensor)):
         return fetches
     if type(fetches) in (list, tuple) and all(
-            isinstance(f, (Tensor, Operation)) or hasattr(f, "_as_graph_element") for f in fetches):
+            isinstance(f, (Tensor, Operation, SparseTensor)) or hasattr(f, "_as_graph_element")
+            for f in fetches):
         return (type(fetches),) + tuple(fetches)
     if isinstance(fetches, str):
         return fetches

@@ -10,6 +10,7 @@ from __future__ import annotations
 import struct
 from typing import Dict, List, Tuple, Union
 
+import google_crc32c
 import numpy as np
 
 from ..framework import dtypes
@@ -17,76 +18,27 @@ from ..framework import dtypes
 __all__: List[str] = []
 
 # -- CRC-32C ---------------------------------------------------------------------------------------
+# google-crc32c is Google's maintained binding of its C library (hardware CRC32C instructions where
+# the CPU has them). Its C functions take only read-only buffers without a release hook (bytes,
+# numpy arrays), so other buffers are viewed as a uint8 array first (no copy).
 
 
-def _crc32c_tables() -> np.ndarray:
-    """Slicing-by-8 tables for the reflected Castagnoli polynomial 0x82F63B78."""
-    tables = np.zeros((8, 256), dtype=np.uint32)
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        tables[0, i] = c
-    for i in range(256):
-        c = int(tables[0, i])
-        for k in range(1, 8):
-            c = int(tables[0, c & 0xFF]) ^ (c >> 8)
-            tables[k, i] = c
-    return tables
-
-
-_TABLES = _crc32c_tables()
-
-
-def _crc32c_extend_loop(crc, data, t):  # compiled with Numba on first use
-    c = np.uint32(crc) ^ np.uint32(0xFFFFFFFF)
-    n = data.shape[0]
-    i = 0
-    while i + 8 <= n:
-        c ^= (np.uint32(data[i]) | (np.uint32(data[i + 1]) << np.uint32(8))
-              | (np.uint32(data[i + 2]) << np.uint32(16))
-              | (np.uint32(data[i + 3]) << np.uint32(24)))
-        c = (t[7, c & 0xFF] ^ t[6, (c >> np.uint32(8)) & 0xFF] ^ t[5, (c >> np.uint32(16)) & 0xFF]
-             ^ t[4, c >> np.uint32(24)] ^ t[3, data[i + 4]] ^ t[2, data[i + 5]]
-             ^ t[1, data[i + 6]] ^ t[0, data[i + 7]])
-        i += 8
-    while i < n:
-        c = t[0, (c ^ np.uint32(data[i])) & 0xFF] ^ (c >> np.uint32(8))
-        i += 1
-    return c ^ np.uint32(0xFFFFFFFF)
-
-
-_compiled = None
-
-
-def _crc32c_extend_nb(crc, data, t):
-    global _compiled
-    if _compiled is None:  # Numba is imported (and the loop compiled or loaded) only when needed
-        from numba import njit
-        _compiled = njit(cache=True, nogil=True)(_crc32c_extend_loop)
-    return _compiled(crc, data, t)
-
-
-def _as_bytes_array(data) -> np.ndarray:
+def _as_crc_input(data):
+    if isinstance(data, bytes):
+        return data
     if isinstance(data, np.ndarray):
         return np.ascontiguousarray(data).reshape(-1).view(np.uint8)
-    return np.frombuffer(data, dtype=np.uint8)
+    return np.frombuffer(data, dtype=np.uint8)  # bytearray, memoryview, ...
 
 
 def crc32c_extend(crc: int, data: Union[bytes, bytearray, memoryview, np.ndarray]) -> int:
     """CRC-32C of ``data`` continuing from the CRC of what came before (``crc32c::Extend``)."""
-    buf = _as_bytes_array(data)
-    if buf.size < 64:  # not worth a call into compiled code (nor its first compilation)
-        c = crc ^ 0xFFFFFFFF
-        t0 = _TABLES[0]
-        for b in buf.tobytes():
-            c = int(t0[(c ^ b) & 0xFF]) ^ (c >> 8)
-        return c ^ 0xFFFFFFFF
-    return int(_crc32c_extend_nb(np.uint32(crc), buf, _TABLES))
+    return google_crc32c.extend(crc, _as_crc_input(data))
 
 
 def crc32c(data) -> int:
-    return crc32c_extend(0, data)
+    """CRC-32C (Castagnoli) of ``data``, unmasked."""
+    return google_crc32c.value(_as_crc_input(data))
 
 
 _MASK_DELTA = 0xA282EAD8

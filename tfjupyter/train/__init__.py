@@ -1,6 +1,7 @@
 """``tf.train``: optimizers, learning-rate schedules, moving averages, checkpoints, coordination."""
 from .coordinator import *  # noqa: F401,F403
 from .device_setter import *  # noqa: F401,F403
+from .input import *  # noqa: F401,F403
 from .learning_rate_decay import *  # noqa: F401,F403
 from .moving_averages import *  # noqa: F401,F403
 from .optimizers import *  # noqa: F401,F403
@@ -14,6 +15,8 @@ from .sync_replicas_optimizer import *  # noqa: F401,F403
 from .training_util import *  # noqa: F401,F403
 from ..summary import SummaryWriter, summary_iterator  # noqa: F401,E402  (0.x: tf.train.SummaryWriter)
 from ..distributed.cluster import ClusterSpec  # noqa: F401,E402
+from ..example import (BytesList, Example, Feature, FeatureList, FeatureLists, Features,  # noqa: F401,E402
+                       FloatList, Int64List, SequenceExample)
 
 
 def __getattr__(name):  # tf.train.Server imports grpc on first use only
