@@ -53,3 +53,11 @@ def unload_ipython_extension(ipython) -> None:
     """``%unload_ext tfjupyter``: removes the magics and their event hooks."""
     from .magics import unload_ipython_extension as unload
     unload(ipython)
+
+
+def __getattr__(name: str):
+    """``tf.experiments`` is imported on first use, keeping ``import tfjupyter`` fast."""
+    if name == "experiments":
+        import importlib
+        return importlib.import_module(".experiments", __name__)
+    raise AttributeError(f"module 'tfjupyter' has no attribute {name!r}")

@@ -373,8 +373,10 @@ def load_ipython_extension(ipython) -> TFMagics:
         ipython.register_magics(magics)
         from .cluster.magics import ClusterMagics
         from .widgets.magics import DashboardMagics
+        from .experiments.magics import ExperimentMagics
         ipython.register_magics(ClusterMagics(shell=ipython))
         ipython.register_magics(DashboardMagics(shell=ipython))
+        ipython.register_magics(ExperimentMagics(shell=ipython))
         ipython.events.register("pre_run_cell", magics.pre_run_cell)
         ipython.events.register("post_run_cell", magics.post_run_cell)
     return magics
@@ -390,7 +392,8 @@ def unload_ipython_extension(ipython) -> None:
     magics._deactivate()
     table = ipython.magics_manager.magics
     registry = ipython.magics_manager.registry
-    for instance in (magics, registry.get("ClusterMagics"), registry.get("DashboardMagics")):
+    for instance in (magics, registry.get("ClusterMagics"), registry.get("DashboardMagics"),
+                     registry.get("ExperimentMagics")):
         if instance is None:
             continue
         for kind, names in instance.magics.items():
