@@ -13,6 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from notebook_util import without_outputs
 from lab import (browser_page, chromium_browser, open_notebook,  # noqa: F401 (fixtures)
                  requires_chromium, run_all, save, shot, start_lab, wait_idle, websocket_counter,
                  widget_errors)
@@ -61,7 +62,8 @@ def _figure_png(page, index: int) -> bytes:
 @pytest.mark.timeout(420)
 def test_dashboard_notebook_in_jupyterlab(lab, browser_page, tmp_path):  # noqa: F811
     page = browser_page
-    shutil.copy(NOTEBOOK, lab.root_dir / NOTEBOOK.name)
+    notebook = without_outputs(nbformat.read(NOTEBOOK, as_version=4))
+    nbformat.write(notebook, lab.root_dir / NOTEBOOK.name)
     open_notebook(page, lab, NOTEBOOK.name)
     patches = websocket_counter(page, b"PATCH-DOC", msg_type="comm_msg")
     run_all(page)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import nbformat
 
+from notebook_util import without_outputs
 from lab import (browser_page, chromium_browser, jupyter_lab, open_notebook,  # noqa: F401
                  requires_chromium, run_all, run_cell, shot, wait_idle, widget_errors)
 
@@ -91,7 +92,7 @@ def _cmdline(process) -> list:
 
 def test_graph_view_and_cluster_panel(jupyter_lab, browser_page, tmp_path):
     page = browser_page
-    nb = nbformat.read(NOTEBOOK, as_version=4)
+    nb = without_outputs(nbformat.read(NOTEBOOK, as_version=4))
     # The browser has no network: the dashboard's BokehJS goes into the page inline.
     nb.cells.append(nbformat.v4.new_code_cell("import os\nos.environ['TFJUPYTER_BOKEHJS'] = "
                                               "'inline'"))

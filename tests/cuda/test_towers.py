@@ -20,7 +20,7 @@ finally:
     sys.argv = _argv
 
 N_GPU = 4
-STEPS = 3
+STEPS = 2
 
 
 def train(config, initial_values=None):
