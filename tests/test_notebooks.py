@@ -1,21 +1,21 @@
 """Every notebook under notebooks/ is stored as one clean run with its outputs, and runs top to
 bottom without an error.
 
-Notebooks that start a cluster or need a fresh process run in a real Jupyter kernel (nbclient +
-ipykernel), as a user runs them; the others in an in-process IPython shell. Notebooks with
-checks of their own output have their test here or beside the feature they show.
+Each runs in a real Jupyter kernel (nbclient + ipykernel), as a user runs it, with a temporary
+working directory and IPYTHONDIR. Notebooks with checks of their own output have their test
+here or in a file of their own.
 """
 import os
 import re
 
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
+from notebook_util import (NOTEBOOKS, assert_no_errors, assert_nothing_left, read,
+                           run_in_a_kernel, task_pids, text)
 
-from notebook_util import (NOTEBOOKS, assert_nothing_left, read, run_in_a_kernel, task_pids,
-                           text)
-
-# Run in a kernel of their own: they start clusters, or choose Numba's CUDA target at start.
-IN_A_KERNEL = {"cluster.ipynb", "dashboard.ipynb", "towers.ipynb", "sync_vs_async.ipynb"}
+# Notebooks run, with checks of their output, by a test of their own (dashboard.ipynb runs in
+# JupyterLab in tests/test_dashboard_browser.py).
+CHECKED = {"cluster.ipynb", "dashboard.ipynb", "input_pipeline.ipynb", "local_cluster.ipynb",
+           "sync_vs_async.ipynb", "towers.ipynb"}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=os.path.basename)
@@ -34,24 +34,30 @@ def test_notebook_is_stored_as_one_clean_run(path):
     assert any(cell.outputs for cell in code)
 
 
-@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if os.path.basename(p) not in IN_A_KERNEL],
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if os.path.basename(p) not in CHECKED],
                          ids=os.path.basename)
-def test_notebook_runs(path, capsys, tmp_path, monkeypatch):
+def test_notebook_runs(path, tmp_path, monkeypatch):
     notebook = read(os.path.basename(path))
-    monkeypatch.chdir(tmp_path)  # what a notebook writes (records, data files) goes here
-    shell = InteractiveShell.instance()
-    try:
-        for cell in notebook.cells:
-            if cell.cell_type != "code":
-                continue
-            result = shell.run_cell(cell.source)
-            assert result.success, f"cell failed: {cell.source}\n{result.error_in_exec!r}"
-    finally:
-        shell.run_line_magic("unload_ext", "tfjupyter")
-        shell.reset()
-        InteractiveShell.clear_instance()
-    out = capsys.readouterr().out
-    assert out.strip()
+    run_in_a_kernel(notebook, tmp_path, monkeypatch)
+    assert_no_errors(notebook)
+    assert any(text(c) for c in notebook.cells if c.cell_type == "code")
+
+
+@pytest.mark.timeout(120)
+def test_local_cluster_notebook_runs_ops_on_both_tasks(tmp_path, monkeypatch):
+    notebook = read("local_cluster.ipynb")
+    run_in_a_kernel(notebook, tmp_path, monkeypatch)
+    assert_no_errors(notebook)
+    out = "\n".join(text(c) for c in notebook.cells if c.cell_type == "code")
+    assert re.search(r"^serving /job:local/task:1 at grpc://localhost:\d+$", out, re.M), out
+    assert "b: (MatMul): /job:local/replica:0/task:1/device:CPU:0" in out
+    assert "c: (Add): /job:local/replica:0/task:0/device:CPU:0" in out
+    assert "[[ 8. 11.]\n [16. 23.]]" in out  # a @ a + 1, hand-computed
+    assert re.search(r"8 ops, 2 devices; 7 edges \((\d+) cross-task", out), out
+    assert int(re.search(r"edges \((\d+) cross-task", out).group(1)) > 0, out
+    assert "counter = 3" in out  # a second session sees the first one's three increments
+    assert "task 1 exited with 0" in out
 
 
 @pytest.mark.timeout(400)
