@@ -46,3 +46,16 @@ def constant_value(tensor):
 
 def scalar_shape() -> TensorShape:
     return TensorShape(())
+
+
+def scalar_input(op, index: int, allowed, what: str):
+    """Input ``index`` of ``op``, checked to be a scalar of one of the ``allowed`` dtypes."""
+    t = op.inputs[index]
+    if t.dtype not in allowed:
+        names = " or ".join(d.name for d in allowed)
+        raise TypeError(f"Input '{what}' of '{op.type}' Op '{op.name}' has type {t.dtype.name} "
+                        f"that does not match expected type of {names}.")
+    if t.shape.ndims not in (None, 0):
+        raise ValueError(f"Shape must be rank 0 but is rank {t.shape.ndims} for '{op.name}' "
+                         f"(op: '{op.type}') input '{what}'")
+    return t

@@ -22,6 +22,7 @@ from ..framework.tensor_shape import TensorShape, as_shape, unknown_shape
 from . import math_ops
 from .array_ops import _const_int
 from .random_ops import get_seed
+from ._shapes import scalar_input
 
 __all__ = ["QueueBase", "FIFOQueue", "PaddingFIFOQueue", "RandomShuffleQueue",
            "ConditionalAccumulatorBase", "ConditionalAccumulator"]
@@ -31,21 +32,9 @@ _ACCUMULATOR_FLOATS = (_dtypes.float16, _dtypes.float32, _dtypes.float64)
 
 
 # -- shape rules -----------------------------------------------------------------------------------
-def _scalar_input(op, index: int, allowed: Sequence[_dtypes.DType], what: str) -> Tensor:
-    t = op.inputs[index]
-    if t.dtype not in allowed:
-        names = " or ".join(d.name for d in allowed)
-        raise TypeError(f"Input '{what}' of '{op.type}' Op '{op.name}' has type {t.dtype.name} "
-                        f"that does not match expected type of {names}.")
-    if t.shape.ndims not in (None, 0):
-        raise ValueError(f"Shape must be rank 0 but is rank {t.shape.ndims} for '{op.name}' "
-                         f"(op: '{op.type}') input '{what}'")
-    return t
-
-
 def _handle_producer(op, types: Sequence[str]) -> Optional[Operation]:
     """The op that made the resource whose handle is input 0, if it is one of ``types``."""
-    _scalar_input(op, 0, (_dtypes.string,), "handle")
+    scalar_input(op, 0, (_dtypes.string,), "handle")
     src = op.inputs[0].op
     return src if src.type in types else None
 
@@ -142,7 +131,7 @@ def _dequeue_many_shape(op):
     queue = _handle_producer(op, _QUEUE_TYPES)
     types = op.get_attr("component_types")
     _check_component_types(op, queue, types)
-    n = _const_int(_scalar_input(op, 1, (_dtypes.int32,), "n"))
+    n = _const_int(scalar_input(op, 1, (_dtypes.int32,), "n"))
     if n is not None and n < 0:
         raise ValueError(f"{op.type[5:-2]}Op requested {n} < 0 elements ('{op.name}')")
     batch = n if op.type == "QueueDequeueManyV2" else None
@@ -183,7 +172,7 @@ def _accumulator_shape(op):
 @register_op("AccumulatorApplyGradient", ref_inputs=(0,), stateful=True)
 def _apply_gradient_shape(op):
     acc = _handle_producer(op, ("ConditionalAccumulator",))
-    _scalar_input(op, 1, (_dtypes.int64,), "local_step")
+    scalar_input(op, 1, (_dtypes.int64,), "local_step")
     grad = op.inputs[2]
     dtype = op.get_attr("dtype")
     if grad.dtype is not dtype:
@@ -202,7 +191,7 @@ def _apply_gradient_shape(op):
 @register_op("AccumulatorTakeGradient", ref_inputs=(0,), stateful=True)
 def _take_gradient_shape(op):
     acc = _handle_producer(op, ("ConditionalAccumulator",))
-    _scalar_input(op, 1, (_dtypes.int32,), "num_required")
+    scalar_input(op, 1, (_dtypes.int32,), "num_required")
     dtype = op.get_attr("dtype")
     if acc is not None and acc.get_attr("dtype") is not dtype:
         raise TypeError(f"Accumulator '{acc.name}' holds {acc.get_attr('dtype').name} "
@@ -213,7 +202,7 @@ def _take_gradient_shape(op):
 @register_op("AccumulatorSetGlobalStep", ref_inputs=(0,), stateful=True)
 def _set_global_step_shape(op):
     _handle_producer(op, ("ConditionalAccumulator",))
-    _scalar_input(op, 1, (_dtypes.int64,), "new_global_step")
+    scalar_input(op, 1, (_dtypes.int64,), "new_global_step")
     return []
 
 

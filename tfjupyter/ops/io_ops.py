@@ -23,6 +23,7 @@ from ..framework.ops import Operation, Tensor, convert_to_tensor, name_scope
 from ..framework.ops import op as _new_op
 from ..framework.registry import NotDifferentiable, register_op
 from ..framework.tensor_shape import TensorShape
+from ._shapes import scalar_input
 
 __all__ = ["ReaderBase", "TFRecordReader", "FixedLengthRecordReader", "TextLineReader",
            "WholeFileReader", "IdentityReader", "read_file", "matching_files", "count_up_to"]
@@ -34,22 +35,10 @@ _INT_TYPES = (_dtypes.int32, _dtypes.int64)
 
 
 # -- shape rules -----------------------------------------------------------------------------------
-def _scalar_input(op, index: int, allowed, what: str) -> Tensor:
-    t = op.inputs[index]
-    if t.dtype not in allowed:
-        names = " or ".join(d.name for d in allowed)
-        raise TypeError(f"Input '{what}' of '{op.type}' Op '{op.name}' has type {t.dtype.name} "
-                        f"that does not match expected type of {names}.")
-    if t.shape.ndims not in (None, 0):
-        raise ValueError(f"Shape must be rank 0 but is rank {t.shape.ndims} for '{op.name}' "
-                         f"(op: '{op.type}') input '{what}'")
-    return t
-
-
 def _check_handle(op, index: int, types, what: str) -> Operation:
     """Input ``index`` must be the handle of a ``what`` (made by one of ``types``): the kernel
     finds the resource through the op that made it."""
-    _scalar_input(op, index, (_dtypes.string,), what)
+    scalar_input(op, index, (_dtypes.string,), what)
     src = op.inputs[index].op
     if src.type not in types:
         raise TypeError(f"Input '{what}' of '{op.type}' Op '{op.name}' must be the handle of a "
@@ -97,7 +86,7 @@ def _read_shape(op):
 @register_op("ReaderReadUpToV2", ref_inputs=(0, 1), stateful=True)
 def _read_up_to_shape(op):
     _check_reader_inputs(op)
-    _scalar_input(op, 2, (_dtypes.int64,), "num_records")
+    scalar_input(op, 2, (_dtypes.int64,), "num_records")
     return [(_dtypes.string, TensorShape([None])), (_dtypes.string, TensorShape([None]))]
 
 
@@ -116,7 +105,7 @@ def _reader_reset_shape(op):
 
 @register_op("ReadFile", stateful=True)  # stateful: the file may change between steps
 def _read_file_shape(op):
-    _scalar_input(op, 0, (_dtypes.string,), "filename")
+    scalar_input(op, 0, (_dtypes.string,), "filename")
     return [(_dtypes.string, TensorShape(()))]
 
 
@@ -146,7 +135,7 @@ def _count_up_to_shape(op):
 
 @register_op("Assert", stateful=True)
 def _assert_shape(op):
-    _scalar_input(op, 0, (_dtypes.bool,), "condition")
+    scalar_input(op, 0, (_dtypes.bool,), "condition")
     return []
 
 
