@@ -7,9 +7,10 @@ The stored outputs (tables, static dashboard snapshots, graph SVGs) are what Git
 nbconvert show, so a notebook is committed after this ran on it; tests/test_notebooks.py checks
 that each stored notebook is one clean run (cells numbered 1, 2, ... in order, no error).
 
-Each notebook runs with this folder as its working directory (experiment records go to
-notebooks/experiments/, which git ignores) and a temporary IPYTHONDIR, so the user's
-ipyparallel profiles are untouched. A failing cell stops the run and leaves the file as it was.
+Each notebook runs in a fresh temporary working directory (what it writes there, such as
+experiment records, is removed afterwards, so the stored outputs never depend on what an
+earlier run left) with a temporary IPYTHONDIR, so the user's ipyparallel profiles are
+untouched. A failing cell stops the run and leaves the file as it was.
 """
 from __future__ import annotations
 
@@ -29,13 +30,14 @@ def execute(path: str, timeout: float = 600) -> float:
 
     notebook = nbformat.read(path, as_version=4)
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="tfjupyter-nb-") as ipython_dir:
+    with tempfile.TemporaryDirectory(prefix="tfjupyter-nb-") as scratch:
         previous = os.environ.get("IPYTHONDIR")
-        os.environ["IPYTHONDIR"] = ipython_dir
+        os.environ["IPYTHONDIR"] = os.path.join(scratch, "ipython")
+        workdir = os.path.join(scratch, "notebooks")
+        os.mkdir(workdir)
         try:
-            client = nbclient.NotebookClient(
-                notebook, timeout=timeout, kernel_name="python3",
-                resources={"metadata": {"path": os.path.dirname(os.path.abspath(path))}})
+            client = nbclient.NotebookClient(notebook, timeout=timeout, kernel_name="python3",
+                                             resources={"metadata": {"path": workdir}})
             client.execute()
         finally:
             if previous is None:
