@@ -289,6 +289,9 @@ def test_bad_feature_specs_fail_at_graph_time():
         tf.parse_example(s, {"a": tf.FixedLenFeature([None], tf.float32)})
     with pytest.raises(TypeError, match="feature 'a' must be a FixedLenFeature or VarLenFeature"):
         tf.parse_example(s, {"a": tf.float32})
+    for default in (0.7, "x"):  # converted as a constant would be: neither is an int64
+        with pytest.raises(TypeError, match="default_value of int64 feature 'a' must hold int64"):
+            tf.parse_example(s, {"a": tf.FixedLenFeature([1], tf.int64, default_value=default)})
     with pytest.raises(ValueError, match="rank 1"):
         tf.parse_example(tf.constant(b"x"), {"a": tf.VarLenFeature(tf.float32)})
     with pytest.raises(ValueError, match="rank 0"):

@@ -158,6 +158,33 @@ def test_flush_makes_records_readable_while_writing(tmp_path, compression):
         writer.write(b"late")
 
 
+@pytest.mark.parametrize("compression", ["ZLIB", "GZIP"])
+def test_a_cut_compressed_file_is_data_loss_not_a_short_file(tmp_path, compression):
+    """Cut anywhere but where flush() left it, a compressed file has lost records: an error, as
+    for an uncompressed file cut inside a record, not a quiet early end."""
+    path = str(tmp_path / "f")
+    with TFRecordWriter(path, compression) as writer:
+        for i in range(1000):
+            writer.write(b"record %d " % i * 10)
+    data = open(path, "rb").read()
+    for cut in (4, len(data) // 2):
+        with open(path, "wb") as f:
+            f.write(data[:-cut])
+        with pytest.raises(errors.DataLossError, match=rf"{compression} stream ends before its "
+                                                        rf"end marker.*in the record at \d+"):
+            list(tf_record_iterator(path, compression))
+    open(path, "wb").close()
+    assert list(tf_record_iterator(path, compression)) == []  # empty file: no records
+
+
+def test_writing_something_that_is_not_bytes_is_a_type_error(tmp_path):
+    with TFRecordWriter(str(tmp_path / "f")) as writer:
+        with pytest.raises(TypeError, match="expected bytes or str, got int"):
+            writer.write(5)  # bytes(5) would have been five zero bytes
+        writer.write(bytearray(b"ok"))
+    assert list(tf_record_iterator(str(tmp_path / "f"))) == [b"ok"]
+
+
 def test_missing_file_is_not_found(tmp_path):
     with pytest.raises(errors.NotFoundError, match="nope.tfrecord"):
         RecordReader(str(tmp_path / "nope.tfrecord"))

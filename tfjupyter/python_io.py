@@ -35,6 +35,9 @@ _HEADER = struct.Struct("<QI")   # length, masked crc of the length
 _FOOTER = struct.Struct("<I")    # masked crc of the data
 _LENGTH = struct.Struct("<Q")
 _HEADER_SIZE, _FOOTER_SIZE = 12, 4
+# What a Z_SYNC_FLUSH (TFRecordWriter.flush) leaves at the end of a deflate stream: an empty
+# stored block. A file of a writer still writing ends there; a cut file almost never does.
+_SYNC_FLUSH = b"\x00\x00\xff\xff"
 
 # Reads go to the file in chunks this large: a record costs a few slices of an in-memory buffer,
 # not a system call per field.
@@ -130,6 +133,7 @@ class _InflatingSource:
         self._wbits = _WBITS[kind]
         self._inflate = zlib.decompressobj(self._wbits)
         self._file_done = False
+        self._tail = b""  # the last 4 bytes of the file read so far (none: an empty file)
 
     def read(self, n: int) -> bytes:
         out = b""
@@ -147,7 +151,14 @@ class _InflatingSource:
                 data = self._f.read(_CHUNK)
                 if not data:
                     self._file_done = True
+                    if self._tail and not self._inflate.eof and self._tail != _SYNC_FLUSH:
+                        # The stream neither ended nor stopped where the writer's flush() left
+                        # it: the file was cut, and whatever records followed must not pass
+                        # for the end of the data.
+                        raise _CorruptStream(f"{self._kind} stream ends before its end marker "
+                                             f"(the file is truncated)")
                     return b""
+                self._tail = (self._tail + data)[-4:]
             try:
                 out = self._inflate.decompress(data, max(n, _CHUNK))
             except zlib.error as e:
@@ -297,8 +308,11 @@ class TFRecordWriter:
             raise ValueError(f"TFRecordWriter of {self.path} is closed")
         if isinstance(record, str):
             record = record.encode("utf-8")  # as TensorFlow's compat.as_bytes
-        elif not isinstance(record, bytes):
+        elif isinstance(record, (bytearray, memoryview)):
             record = bytes(record)
+        elif not isinstance(record, bytes):  # bytes(5) would be five zero bytes
+            raise TypeError(f"TFRecordWriter.write of {self.path}: expected bytes or str, got "
+                            f"{type(record).__name__}")
         header = _LENGTH.pack(len(record))
         framed = b"".join((header, _FOOTER.pack(mask_crc(google_crc32c.value(header))), record,
                            _FOOTER.pack(mask_crc(google_crc32c.value(record)))))

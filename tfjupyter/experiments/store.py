@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from typing import IO, Iterator, Optional
+
+from ..train.tensor_bundle import atomic_write
 
 __all__ = ["write_json", "write_bytes", "read_json", "JsonLines", "read_jsonl",
            "check_name", "make_folder", "METADATA", "EVENTS", "CELLS"]
@@ -53,22 +54,10 @@ def make_folder(parent: str, name: str) -> str:
 
 
 def write_json(path: str, data) -> None:
-    """Replaces ``path`` with ``data`` as JSON, atomically (temp file + fsync + rename)."""
-    folder = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1, sort_keys=True, default=str)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Replaces ``path`` with ``data`` as JSON, atomically (temp file, fsync, rename, fsync of
+    the folder: the checkpoints' own ``atomic_write``)."""
+    text = json.dumps(data, indent=1, sort_keys=True, default=str) + "\n"
+    atomic_write(path, text.encode("utf-8"))
 
 
 def read_json(path: str):
@@ -122,19 +111,4 @@ def read_jsonl(path: str) -> Iterator[dict]:
                 yield obj
 
 
-def write_bytes(path: str, data: bytes) -> None:
-    """Replaces ``path`` with ``data`` atomically (temp file + fsync + rename)."""
-    folder = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+write_bytes = atomic_write  # replaces a file with bytes, atomically

@@ -103,7 +103,12 @@ class _ParseSpec:
                     raise TypeError(f"{where}: the default_value of string feature '{key}' must "
                                     f"hold bytes or str, got {v!r}")
         else:
-            arr = np.asarray(value, dtype=dtype.as_numpy_dtype)
+            given = np.asarray(value)
+            arr = given.astype(dtype.as_numpy_dtype) if given.dtype.kind in "biuf" else None
+            if arr is None or (given.dtype.kind == "f" and not np.array_equal(arr, given)):
+                # TensorFlow converts the default as a constant: 0.7 is no int64
+                raise TypeError(f"{where}: the default_value of {dtype.name} feature '{key}' "
+                                f"must hold {dtype.name} values, got {value!r}")
         size = shape.num_elements()
         if arr.size != size:  # TensorFlow reshapes the default to the shape: same size needed
             raise ValueError(f"{where}: the default_value of feature '{key}' has {arr.size} "

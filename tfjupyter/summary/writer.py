@@ -2,7 +2,6 @@
 files (TFRecord-framed ``Event`` protos, written by TensorBoard's own ``EventFileWriter``)."""
 from __future__ import annotations
 
-import struct
 import threading
 import time
 from typing import Dict, Iterator, Optional
@@ -10,10 +9,8 @@ from typing import Dict, Iterator, Optional
 from tensorboard.compat.proto import (config_pb2, event_pb2, graph_pb2, meta_graph_pb2,
                                       summary_pb2)
 
-from ..framework import errors
 from ..framework.ops import Graph
 from . import graph_def as _graph_def
-from ._encoding import masked_crc32c
 
 __all__ = ["FileWriter", "FileWriterCache", "summary_iterator"]
 
@@ -207,22 +204,6 @@ class FileWriterCache:
 def summary_iterator(path: str) -> Iterator[event_pb2.Event]:
     """The Event protos of an event file, in order (``tf.train.summary_iterator``); every
     record's CRCs are checked (DataLossError on a corrupt or truncated record)."""
-    with open(path, "rb") as f:
-        offset = 0
-        while True:
-            header = f.read(12)
-            if not header:
-                return
-            if len(header) < 12:
-                raise errors.DataLossError(None, None, f"truncated record at {offset} in {path}")
-            length, length_crc = struct.unpack("<QI", header)
-            if masked_crc32c(header[:8]) != length_crc:
-                raise errors.DataLossError(None, None, f"corrupted record at {offset} in {path}")
-            data = f.read(length)
-            footer = f.read(4)
-            if len(data) < length or len(footer) < 4:
-                raise errors.DataLossError(None, None, f"truncated record at {offset} in {path}")
-            if masked_crc32c(data) != struct.unpack("<I", footer)[0]:
-                raise errors.DataLossError(None, None, f"corrupted record at {offset} in {path}")
-            yield event_pb2.Event.FromString(data)
-            offset += 16 + length
+    from ..python_io import tf_record_iterator  # python_io needs this package's _encoding
+    for record in tf_record_iterator(path):
+        yield event_pb2.Event.FromString(record)
