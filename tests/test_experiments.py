@@ -156,6 +156,31 @@ def test_compare_table_and_static_html(trained, tmp_path):
     assert "never" in repr(never)
 
 
+def test_rates_divide_by_the_time_that_passed_when_runs_overlap(tmp_path):
+    """Runs of other threads overlap the training runs (a sync chief's queue runner waits in
+    one all the time): the timeline's rates divide by the time that passed, not by the sum of
+    the runs' durations."""
+    import threading
+    queue = tf.FIFOQueue(10, tf.float32, shapes=[[]])
+    dequeue, enqueue = queue.dequeue(), queue.enqueue_many([[1.0, 2.0]])
+    x = tf.placeholder(tf.float32, [None, 3])
+    y = tf.reduce_sum(x)
+    with tf.Session() as sess:
+        with Experiment("overlap", dir=str(tmp_path), flush_every=60) as e:
+            waiters = [threading.Thread(target=sess.run, args=(dequeue,)) for _ in range(2)]
+            for waiter in waiters:
+                waiter.start()
+            for _ in range(10):
+                sess.run(y, {x: np.ones((5, 3))})
+                time.sleep(0.05)
+            sess.run(enqueue)
+            for waiter in waiters:
+                waiter.join(10)
+    [line] = e.record.throughput.rows()   # one flush: the one at the end
+    assert line["total_steps"] == 10 and line["total_examples"] == 50
+    assert line["examples_per_sec"] == pytest.approx(50 / (line["wall_time"] - line["t0"]))
+
+
 def test_bad_input_gives_clear_errors(trained, tmp_path):
     (tmp_path / "plain").mkdir()
     with pytest.raises(NotARecord, match="not an experiment record"):
@@ -384,8 +409,22 @@ def test_a_cluster_experiment_records_spec_tasks_and_per_task_metrics(tmp_path, 
             assert e.clusters == [cluster]   # followed without being asked: it is running
             cluster.run(train_cell("async", steps=200))
             time.sleep(1.5)   # the last polls and flush
+        # A second experiment on the same cluster, ended right after its cell: it has what
+        # that cell did, to the last summary (end() polls the tasks once more), and nothing of
+        # the first one (the tasks' telemetry replays it to a new watcher).
+        with Experiment("after", dir=str(tmp_path / "records")) as after:
+            cluster.run("tf.reset_default_graph()\n"
+                        "v = tf.placeholder(tf.float32, [None])\n"
+                        "value = tf.summary.scalar('value', tf.reduce_mean(v))\n"
+                        "with tf.Session(server.target) as sess:\n"
+                        "    for x in (100.0, 101.0, 102.0):\n"
+                        "        sess.run(value, {v: [x, x]})\n", tasks=[0])
     finally:
         cluster.stop()
+    assert after.record.tags == ["value"]
+    assert after.record.scalar("value")["value"] == [100.0, 101.0, 102.0]
+    assert after.record.final["steps"] == 3 and after.record.final["examples"] == 6
+    assert after.record.time_to("value", 100.0) >= 0
     r = e.record
     assert r.status == "finished"
     assert r.cluster["spec"] == cluster.spec.as_dict()

@@ -203,6 +203,28 @@ def test_watch_an_in_process_cluster_while_it_trains(cleanup):
     assert time.monotonic() - start < 5
 
 
+def test_flush_brings_the_last_records_before_the_next_poll_is_due(cleanup):
+    """A recorder that stops listening right after a training cell calls flush(): with polls
+    30 s apart, the step and summary that just ran arrive at once."""
+    spec, servers = two_phase_cluster(cleanup, ("worker",))
+    watcher = tf.distributed.watch(spec, token=TOKEN, interval=30)
+    cleanup(watcher)
+    _wait_events(watcher, lambda seen: any(e.kind == "alive" for e in seen))
+    x = tf.placeholder(tf.float32, [None])
+    summary = tf.summary.scalar("flushed", tf.reduce_mean(x))
+    t0 = time.time()
+    with tf.Session(servers["worker"].target, config=tf.ConfigProto(cluster_token=TOKEN)) as sess:
+        sess.run(summary, {x: [41.0, 43.0]})
+    started = time.monotonic()
+    assert watcher.flush(timeout=10)
+    assert time.monotonic() - started < 5   # not the 30 s poll interval
+    seen = [e for e in watcher.events() if e.time >= t0]
+    assert [e.data["value"] for e in seen if e.kind == "summary"] == [42.0]
+    assert [e.data["examples"] for e in seen if e.kind == "step"] == [2]
+    watcher.close()
+    assert watcher.flush(timeout=1) is False   # a closed watcher polls nothing
+
+
 def test_watcher_with_a_wrong_token_names_the_task(cleanup):
     spec, servers = two_phase_cluster(cleanup, ("ps",))
     address = spec.task_address("ps", 0)

@@ -57,6 +57,8 @@ deadline, all in flight at once, so a frozen or dead task never delays the other
 replies into ``TelemetryEvent``s (kinds ``step``, ``placement``, ``summary``, ``trace``,
 ``sync``, ``health``, ``alive``, ``dead``, ``error``) and per-task ``TaskStatus``es.
 ``watch(..., trace_every=n)`` sends ``trace_every`` with every poll.
+``Watcher.flush()`` polls every task at once and waits until each has answered with all its
+records (a recorder's last look before it stops listening).
 """
 from __future__ import annotations
 
@@ -488,6 +490,8 @@ class _Watched:
         self.call = call
         self.future = None
         self.next_due = 0.0
+        self.launched = 0.0     # our monotonic clock when the poll in flight was sent
+        self.caught_up = 0.0    # the send time of the last poll answered in full (or failed)
         self.failures = 0
         self.first_failure = 0.0
         self.process: Optional[tuple] = None
@@ -530,6 +534,7 @@ class Watcher:
         self.dropped = 0
         self._callbacks: List[Callable[[TelemetryEvent], None]] = []
         self._closed = False
+        self._flush_asked = 0.0   # our monotonic clock at the last flush(): poll at once
         self._stop = threading.Event()
         self._done: "queue.Queue" = queue.Queue()
         self._cursors: Dict[tuple, int] = {}       # process -> last record seq taken
@@ -565,6 +570,27 @@ class Watcher:
         with self._lock:
             if fn in self._callbacks:
                 self._callbacks.remove(fn)
+
+    def flush(self, timeout: float = 3.0) -> bool:
+        """Polls every task now and waits until each one has answered a poll sent after this
+        call with all its records (their events emitted, callbacks run), or failed, or
+        ``timeout`` seconds passed; True if all did. A recorder calls it before it stops
+        listening, so the last records (up to ``interval`` seconds of them) are not lost."""
+        asked = time.monotonic()
+        with self._cond:
+            if self._closed:
+                return False
+            self._flush_asked = asked
+        self._done.put(None)   # wakes the polling thread
+        deadline = asked + timeout
+        with self._cond:
+            while True:
+                pending = [w for w in self._tasks if w.metadata is not None
+                           and w.status.state != "dead" and w.caught_up < asked]
+                left = deadline - time.monotonic()
+                if not pending or self._closed or left <= 0:
+                    return not pending
+                self._cond.wait(left)
 
     def events(self, timeout: float = 0.0) -> List[TelemetryEvent]:
         """The events not taken yet (waiting up to ``timeout`` s for the first one)."""
@@ -665,7 +691,7 @@ class Watcher:
                 wait = self.interval
                 for w in self._tasks:
                     if w.future is None and w.metadata is not None:
-                        if now >= w.next_due:
+                        if now >= w.next_due or w.launched < self._flush_asked:
                             self._launch(w)
                         else:
                             wait = min(wait, w.next_due - now)
@@ -690,36 +716,42 @@ class Watcher:
         if self.trace_every:
             args["trace_every"] = self.trace_every   # renewed by every poll, lapses without
         request = json.dumps(args).encode()
+        w.launched = sent = time.monotonic()
         try:
             future = w.call.future(request, timeout=self.deadline, metadata=w.metadata)
         except Exception:   # the channel was closed under us (close())
             w.next_due = time.monotonic() + self.interval
             return
         w.future = future
-        future.add_done_callback(lambda f, w=w: self._done.put((w, f)))
+        future.add_done_callback(lambda f, w=w, sent=sent: self._done.put((w, f, sent)))
 
-    def _finish(self, w: _Watched, future) -> None:
+    def _finish(self, w: _Watched, future, sent: float) -> None:
         if w.future is future:
             w.future = None
         if self._stop.is_set():
             return
         now = time.monotonic()
+        caught_up = True   # all records taken, or nothing more to get from this task now
         try:
             reply = json.loads(future.result())
         except grpc.FutureCancelledError:
             return
         except grpc.RpcError as e:
             self._failed(w, e, now)
-            return
         except ValueError as e:   # not JSON: not a tfjupyter task
             self._refused(w, f"{w.name} ({w.status.address}): malformed Telemetry reply: {e}",
                           now)
-            return
-        try:
-            self._replied(w, reply, now)
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
-            self._refused(w, f"{w.name} ({w.status.address}): malformed Telemetry reply: "
-                          f"{type(e).__name__}: {e}", now)
+        else:
+            try:
+                self._replied(w, reply, now)
+                caught_up = not reply.get("more")
+            except (KeyError, TypeError, ValueError, AttributeError) as e:
+                self._refused(w, f"{w.name} ({w.status.address}): malformed Telemetry reply: "
+                              f"{type(e).__name__}: {e}", now)
+        if caught_up:
+            with self._cond:
+                w.caught_up = max(w.caught_up, sent)
+                self._cond.notify_all()
 
     def _failed(self, w: _Watched, e: grpc.RpcError, now: float) -> None:
         code = e.code() if hasattr(e, "code") else grpc.StatusCode.UNKNOWN

@@ -3,7 +3,9 @@
 Threads. The training thread pays one ``deque.append`` per event: the recorder subscribes the
 inbox's own ``append`` to ``runtime.events`` "step", "summary" and "placement" (plus the
 session tracker's set lookup per step, sessions.py). A telemetry watcher's thread appends the
-cluster's events the same way. One background thread (the flusher) wakes every
+cluster's events the same way (a task's telemetry starts with what it did before the
+experiment, by its clock; those records are dropped, and ``end()`` polls the tasks once more
+so their last records are in). One background thread (the flusher) wakes every
 ``flush_every`` seconds (0.5), folds what arrived into timeline lines and TensorBoard events,
 and hands them to the OS, so a killed kernel loses at most the last half second.
 
@@ -217,6 +219,7 @@ class Experiment:
         for kind in ("step", "summary", "placement"):
             events.unsubscribe(kind, self._inbox.append)
         for watcher in self._watchers:
+            watcher.flush()   # the tasks' last records (up to a poll interval of them)
             watcher.remove_callback(self._inbox.append)
             watcher.close()
         if self._shell is not None:
@@ -562,7 +565,9 @@ class Experiment:
         # The span the rates divide by: since the previous line's last step, unless the task
         # sat idle in between (a gap > 1 s between cells), then since this window's first start.
         t0 = task.last_t if task.last_t is not None and w["t0"] - task.last_t <= 1.0 else w["t0"]
-        span = max(w["t"] - t0, w["busy"], 1e-6)
+        # (Not the sum of the runs' durations: runs of other threads overlap the training
+        # runs, e.g. a sync chief's queue runner, which waits in a run all the time.)
+        span = max(w["t"] - t0, 1e-6)
         steps = w["batches"] if task.batches else w["runs"]
         task.last_t = w["t"]
         line = {"kind": "steps", "task": name, "t": w["t"], "t0": t0, "runs": w["runs"],
@@ -600,6 +605,8 @@ class Experiment:
             return
         if name in self._own_tasks:
             return
+        if event.time < self.started and kind in ("step", "summary", "placement"):
+            return   # a task's telemetry begins with what it did before this experiment
         if kind == "step":
             self._step(name, event.time, data.get("duration", 0.0), data.get("examples", 0),
                        data.get("global_step"), scalars)
