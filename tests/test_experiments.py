@@ -124,6 +124,23 @@ def test_a_taken_name_gets_a_new_folder_and_names_are_checked(trained, tmp_path)
         Experiment("runs/one")
 
 
+def test_a_name_means_its_newest_record(trained, tmp_path, monkeypatch):
+    """Rerunning a notebook makes known-2, known-3...: its compare cells, which say "known",
+    must compare the new runs; "known-2" or a path still picks one exactly."""
+    for _ in range(2):
+        with Experiment("known", dir=str(tmp_path)):
+            pass
+    assert load("known", dir=str(tmp_path)).path == str(tmp_path / "known-3")
+    assert load("known-2", dir=str(tmp_path)).path == str(tmp_path / "known-2")
+    assert load(trained.path).path == trained.path
+    os.mkdir(tmp_path / "known-10x")  # not a rerun of "known"
+    assert load("known", dir=str(tmp_path)).path == str(tmp_path / "known-3")
+    # A folder of that name in the working directory does not hide the record in dir.
+    (tmp_path / "cwd" / "known").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "cwd")
+    assert load("known", dir=str(tmp_path)).path == str(tmp_path / "known-3")
+
+
 def test_compare_table_and_static_html(trained, tmp_path):
     with tf.Graph().as_default():
         parts = build()

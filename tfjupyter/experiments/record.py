@@ -344,15 +344,35 @@ class ExperimentRecord:
 
 def resolve(item, dir: Optional[str] = None) -> str:
     """The folder of ``item``: a path to a record, else a name under ``dir`` (default
-    ./experiments)."""
+    ./experiments). A name that was taken again (``async``, ``async-2``, ...: reruns of a
+    notebook) means its newest record; ``async-2`` or a path picks one exactly."""
     text = os.fspath(item)
+    parent = dir if dir is not None else DEFAULT_DIR
+    named = _newest(parent, text) if os.sep not in text else None
+    # A name in the folder asked for wins over a folder of that name here (a "data" folder in
+    # the working directory must not hide the record "data" in --dir).
+    if dir is not None and named:
+        return named
     if os.path.isdir(text):
         return text
-    candidate = os.path.join(dir if dir is not None else DEFAULT_DIR, text)
-    if os.path.isdir(candidate):
-        return candidate
+    if named:
+        return named
     raise NotARecord(f"no experiment {text!r}: neither a folder nor a record in "
-                     f"{os.path.abspath(dir if dir is not None else DEFAULT_DIR)}")
+                     f"{os.path.abspath(parent)}")
+
+
+def _newest(parent: str, name: str) -> Optional[str]:
+    """``parent/name``, or ``parent/name-N`` with the largest N (the folders ``store`` gives a
+    record whose name is taken)."""
+    try:
+        entries = os.listdir(parent)
+    except OSError:
+        return None
+    runs = [(1, name)] if name in entries else []
+    pattern = re.compile(re.escape(name) + r"-(\d+)")
+    runs += [(int(m.group(1)), e) for e in entries for m in [pattern.fullmatch(e)] if m]
+    runs = [(n, e) for n, e in runs if os.path.isdir(os.path.join(parent, e))]
+    return os.path.join(parent, max(runs)[1]) if runs else None
 
 
 def load(path, dir: Optional[str] = None) -> ExperimentRecord:
