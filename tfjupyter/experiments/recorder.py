@@ -196,30 +196,38 @@ class Experiment:
             raise RuntimeError(f"experiment {self.name!r} was never started")
         if self.status != "running":
             raise RuntimeError(f"experiment {self.name!r} has already ended ({self.status})")
-        self._stop_listening()
-        if self._shell is not None:
-            self._record_current_cell(start=False)
-        for cluster in self.clusters:
-            self._collect_from_engines(cluster)
-        self._write_local_graphs(final=True)
-        self._find_checkpoint()
+        try:
+            self._stop_listening()
+            if self._shell is not None:
+                self._record_current_cell(start=False)
+            for cluster in self.clusters:
+                self._collect_from_engines(cluster)
+            self._write_local_graphs(final=True)
+            self._find_checkpoint()
+        except BaseException as e:
+            # The record still ends (what it has is kept), or it would read as running and
+            # block the next start until this process exits.
+            self._finish("failed", f"ending the record failed: {type(e).__name__}: {e}")
+            raise
+        finally:
+            if _current is self:
+                _current = None
         self._finish(status, error)
-        if _current is self:
-            _current = None
         from .record import load
         return load(self.path)
 
     def abandon(self, reason: str = "the process exited before the experiment ended") -> None:
         """Ends the record as ``interrupted`` without asking engines anything (atexit)."""
         if self.status == "running":
-            self._stop_listening()
+            self._stop_listening(ask_tasks=False)
             self._finish("interrupted", reason)
 
-    def _stop_listening(self) -> None:
+    def _stop_listening(self, ask_tasks: bool = True) -> None:
         for kind in ("step", "summary", "placement"):
             events.unsubscribe(kind, self._inbox.append)
         for watcher in self._watchers:
-            watcher.flush()   # the tasks' last records (up to a poll interval of them)
+            if ask_tasks:
+                watcher.flush()   # the tasks' last records (up to a poll interval of them)
             watcher.remove_callback(self._inbox.append)
             watcher.close()
         if self._shell is not None:
