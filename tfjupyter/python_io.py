@@ -27,6 +27,7 @@ import google_crc32c
 
 from .framework import errors
 from .summary._encoding import mask_crc
+from .train.tensor_bundle import as_os_error
 
 __all__ = ["TFRecordCompressionType", "TFRecordOptions", "TFRecordWriter", "tf_record_iterator",
            "RecordReader"]
@@ -107,9 +108,7 @@ def _compression_level(options) -> int:
 
 
 def _open_error(path: str, e: OSError) -> errors.OpError:
-    if isinstance(e, PermissionError):
-        return errors.PermissionDeniedError(None, None, f"{path}; {e.strerror}")
-    return errors.NotFoundError(None, None, f"{path}; {e.strerror}")
+    return as_os_error(e, path)  # the checkpoints' mapping: one error class per kind of failure
 
 
 # -- reading -----------------------------------------------------------------------------------
