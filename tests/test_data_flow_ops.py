@@ -649,3 +649,47 @@ def test_queue_runner_closes_the_queue_when_its_input_ends():
         assert all(not t.is_alive() for t in threads) and not qr.exceptions_raised
         assert sess.run(out.is_closed())
         np.testing.assert_array_equal(sess.run(out.dequeue_up_to(10)), [10, 20, 30])
+
+
+# -- many threads on one queue (each blocked attempt is served by whoever changes the queue) -------
+def test_blocked_enqueues_complete_in_arrival_order():
+    q = FIFOQueue(1, tf.int32, shapes=[[]])
+    x = tf.placeholder(tf.int32)
+    enq, deq = q.enqueue(x), q.dequeue()
+    with tf.Session() as sess:
+        sess.run(enq, {x: 0})   # full
+        blocked = []
+        for v in (1, 2, 3):
+            blocked.append(run_in_thread(lambda v=v: sess.run(enq, {x: v}, options=BOUNDED)))
+            wait_blocked(blocked[-1][0], 0.1)
+        assert [sess.run(deq, options=BOUNDED) for _ in range(4)] == [0, 1, 2, 3]
+        for t, box in blocked:
+            finish(t, box)
+        assert sess.run(q.size()) == 0
+
+
+def test_shuffle_queue_with_concurrent_enqueuers_loses_and_repeats_nothing():
+    q = RandomShuffleQueue(50, 10, [tf.int64, tf.float32], shapes=[[], [3]])
+    x = tf.placeholder(tf.int64, [])
+    enq = q.enqueue([x, tf.cast(tf.fill([3], x), tf.float32)])
+    deq = q.dequeue_many(7)
+    per_thread, n_threads = 60, 4
+    with tf.Session() as sess:
+        run_one = sess.make_callable(enq, [x])
+        producers = [run_in_thread(lambda k=k: [run_one(k * per_thread + i)
+                                                for i in range(per_thread)])
+                     for k in range(n_threads)]
+        got_ids, got_rows = [], []
+        for _ in range(per_thread * n_threads // 7 - 2):   # leaves at least min_after_dequeue
+            ids, rows = sess.run(deq, options=BOUNDED)
+            got_ids.extend(ids.tolist())
+            got_rows.append(rows)
+        for t, box in producers:
+            finish(t, box)
+        sess.run(q.close())
+        ids, rows = sess.run(q.dequeue_up_to(1000), options=BOUNDED)
+        got_ids.extend(ids.tolist())
+        got_rows.append(rows)
+    assert sorted(got_ids) == list(range(per_thread * n_threads))
+    rows = np.concatenate(got_rows)
+    np.testing.assert_array_equal(rows, np.repeat(np.array(got_ids, np.float32)[:, None], 3, 1))

@@ -222,6 +222,51 @@ def test_parse_single_example():
     assert tags.tolist() == [b"p", b"q"]
 
 
+def test_parse_single_example_agrees_with_parse_example():
+    # Dense numbers only: ParseSingleExample's own fast path (floats and one-byte varints from
+    # the bytes, longer varints decoded); anything else goes to the batch path. Both must give
+    # what parse_example gives for a batch of one, values, dtypes and shapes.
+    def entry(key, feature_bytes):
+        return field_bytes(1, field_bytes(1, key) + field_bytes(2, feature_bytes))
+
+    features = {"x": tf.FixedLenFeature([3], tf.float32),
+                "i": tf.FixedLenFeature([2], tf.int64, default_value=[-7, 7]),
+                "one": tf.FixedLenFeature([], tf.int64, default_value=5)}
+    floats = struct.pack("<3f", 1.5, -0.0, 3e38)
+    records = [
+        _example(x=[1.5, -0.0, 3e38], i=[0, 127], one=[1]),           # one-byte varints
+        _example(x=[1.5, -0.0, 3e38], i=[-1, 2 ** 62], one=[128]),    # long ones, negative
+        _example(x=[1.5, -0.0, 3e38]),                                 # defaults
+        _example(x=[1.5, -0.0, 3e38], i=[3, 4], one=[9], other=[b"z"]),   # one not asked for
+        # unpacked floats (not canonical: the protobuf runtime's answer)
+        field_bytes(1, entry(b"x", field_bytes(2, b"".join(
+            b"\x0d" + floats[k:k + 4] for k in range(0, 12, 4))))),
+    ]
+    serialized = tf.placeholder(tf.string, [])
+    single = tf.parse_single_example(serialized, features)
+    batch = tf.parse_example(tf.expand_dims(serialized, 0), features)
+    keys = sorted(features)
+    with tf.Session() as sess:
+        for r in records:
+            one, many = sess.run([[single[k] for k in keys], [batch[k] for k in keys]],
+                                 {serialized: r})
+            for key, got, want in zip(keys, one, many):
+                assert got.dtype == want.dtype and got.shape == want.shape[1:], key
+                np.testing.assert_array_equal(got, want[0])
+                if key == "x":   # bit for bit (the sign of -0.0)
+                    assert got.tobytes() == floats
+        out = sess.run([single[k] for k in keys], {serialized: records[1]})
+    assert out[0].tolist() == [-1, 2 ** 62] and out[1] == 128   # keys: i, one, x
+
+
+def test_parse_single_example_errors_from_the_batch_path():
+    feats = {"x": tf.FixedLenFeature([2], tf.float32)}
+    _parse_error(_example(x=[1.0]), feats, "Number of float values != expected", single=True)
+    _parse_error(_example(i_x=[1, 2]), feats, "Data types don't match", single=True)
+    _parse_error(_example(y=[1.0]), feats, "is required but could not be found", single=True)
+    _parse_error(b"\xff\xff", feats, "could not parse example", single=True)
+
+
 # -- errors ----------------------------------------------------------------------------------------
 def _parse_error(serialized, features, match, single=False):
     with tf.Graph().as_default():

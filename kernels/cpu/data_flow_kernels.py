@@ -57,11 +57,27 @@ def _compatible(dims: Optional[Tuple], shape: Tuple[int, ...]) -> bool:
 
 
 class _Attempt:
-    """A blocked enqueue, dequeue, close or take_grad, waiting for its turn."""
+    """A blocked take_grad, waiting for its turn."""
     __slots__ = ("cancelled",)
 
     def __init__(self):
         self.cancelled = False
+
+
+class _QueueAttempt:
+    """A blocked enqueue (``elements``, moved from ``pos`` on), dequeue (of ``n``, into
+    ``got``) or plain close, with the condition its thread waits on."""
+    __slots__ = ("cond", "n", "got", "elements", "pos", "closing", "cancelled", "done")
+
+    def __init__(self, lock, n: int):
+        self.cond = threading.Condition(lock)
+        self.n = n
+        self.got: List[Element] = []
+        self.elements: List[Element] = []
+        self.pos = 0
+        self.closing = False
+        self.cancelled = False
+        self.done = False
 
 
 # -- queues ----------------------------------------------------------------------------------------
@@ -75,10 +91,16 @@ class FIFOQueueResource:
         self.name = name
         self.dtypes = tuple(np.dtype(d) for d in dtypes)
         self.dims = tuple(_shape_dims(s) for s in shapes) if shapes else None
+        # (dtype, shape) per component when every shape is fully defined: element()'s fast check.
+        self._exact = None
+        if self.dims is not None and all(d is not None and None not in d for d in self.dims):
+            self._exact = tuple(zip(self.dtypes, self.dims))
         self.capacity = capacity if capacity >= 0 else _UNBOUNDED
         self.signature = signature
         self.closed = False
-        self._cond = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()
+        # The blocked attempts, in arrival order (_QueueAttempt; a plain close waits among
+        # the enqueues).
         self._enqueuers: collections.deque = collections.deque()
         self._dequeuers: collections.deque = collections.deque()
         self._items = self._new_store()
@@ -105,6 +127,14 @@ class FIFOQueueResource:
     # -- element checks (outside the lock) ---------------------------------------------------------
     def element(self, components: Sequence[np.ndarray], where: str) -> List[Element]:
         """One element to enqueue, checked and copied (the caller may reuse its arrays)."""
+        if self._exact is not None and len(components) == len(self._exact):
+            # Fully defined shapes, arrays of the queue's dtypes (what a kernel usually
+            # produces): the checks below in a few comparisons.
+            for c, (dtype, shape) in zip(components, self._exact):
+                if type(c) is not np.ndarray or c.dtype != dtype or c.shape != shape:
+                    break
+            else:
+                return [tuple([c.copy() for c in components])]
         if self.dims is not None:
             for i, c in enumerate(components):
                 if not _compatible(self.dims[i], np.shape(c)):
@@ -156,104 +186,155 @@ class FIFOQueueResource:
                 f"to have specified shapes.{where}")
 
     # -- operations --------------------------------------------------------------------------------
+    # As TensorFlow's queues do, the thread that changes the queue does the work of the attempts
+    # waiting at the heads of the two lines (``_serve``): it moves elements into the queue for
+    # the first blocked enqueue and out of it for the first blocked dequeue, and wakes a
+    # waiting thread only when its attempt is done or must end (closed, cancelled). Each
+    # attempt waits on a condition of its own (over the queue's lock), so nobody else wakes.
+    # Waking every waiter at each change, as a single condition would, cost a futex round trip
+    # and a GIL hand-off per element in pipelines whose runner threads enqueue one element per
+    # step while a consumer waits for its batch.
     def enqueue(self, elements: List[Element], where: str) -> None:
-        with self._cond:
+        with self._lock:
             if self.closed:
                 raise errors.CancelledError(None, None,
                                             f"{self.kind} '{self.name}' is closed.{where}")
             if not self._enqueuers and len(self._items) + len(elements) <= self.capacity:
                 self._items.extend(elements)
                 if self._dequeuers:
-                    self._cond.notify_all()
+                    self._serve()
                 return
-            attempt = _Attempt()
+            attempt = _QueueAttempt(self._lock, 0)
+            attempt.elements = elements
             self._enqueuers.append(attempt)
-
-            def ready() -> bool:
-                return attempt.cancelled or self.closed or (
-                    self._enqueuers[0] is attempt and len(self._items) < self.capacity)
             try:
-                pos = 0
-                while pos < len(elements):
-                    cancellation.wait_until(self._cond, ready, self._what_enqueue)
-                    if attempt.cancelled:
-                        raise errors.CancelledError(None, None,
-                                                    f"Enqueue operation was cancelled{where}")
-                    if self.closed:
-                        raise errors.CancelledError(None, None,
-                                                    f"{self.kind} '{self.name}' is closed.{where}")
-                    k = min(self.capacity - len(self._items), len(elements) - pos)
-                    self._items.extend(elements[pos:pos + k])
-                    pos += k
-                    self._cond.notify_all()
+                self._serve()
+                cancellation.wait_until(
+                    attempt.cond, lambda: attempt.done or attempt.cancelled or self.closed,
+                    self._what_enqueue)
+                if attempt.done:
+                    return
+                if attempt.cancelled:
+                    raise errors.CancelledError(None, None,
+                                                f"Enqueue operation was cancelled{where}")
+                raise errors.CancelledError(None, None,
+                                            f"{self.kind} '{self.name}' is closed.{where}")
             finally:
-                self._enqueuers.remove(attempt)
-                self._cond.notify_all()
+                if not attempt.done:   # the elements moved so far stay in the queue
+                    self._enqueuers.remove(attempt)
+                    self._serve()
 
     def dequeue(self, n: int, allow_small_batch: bool, where: str) -> List[Element]:
         """n elements; fewer only for dequeue_up_to on a closed queue."""
-        with self._cond:
+        with self._lock:
             if not self._dequeuers and self._ready() >= n:
                 got = self._take(n)
                 if self._enqueuers:
-                    self._cond.notify_all()
+                    self._serve()
                 return got
-            attempt = _Attempt()
+            attempt = _QueueAttempt(self._lock, n)
             self._dequeuers.append(attempt)
 
-            def ready() -> bool:
-                return self._dequeuers[0] is attempt and (self.closed or self._ready() > 0)
-            got: List[Element] = []
-            done = False
+            def ended() -> bool:
+                # Done, or first in line on a closed queue that cannot complete it.
+                return attempt.done or (self.closed and self._dequeuers[0] is attempt
+                                        and len(self._items) < n - len(attempt.got))
             try:
-                while True:
-                    cancellation.wait_until(self._cond, ready, self._what_dequeue)
-                    missing = n - len(got)
-                    if self.closed and len(self._items) < missing:
-                        if allow_small_batch and (got or self._items):
-                            got.extend(self._take(len(self._items)))
-                            done = True
-                            return got
-                        raise errors.OutOfRangeError(
-                            None, None, f"{self.kind} '{self.name}' is closed and has "
-                            f"insufficient elements (requested {n}, current size "
-                            f"{len(self._items) + len(got)}){where}")
-                    got.extend(self._take(min(missing, self._ready())))
-                    if len(got) == n:
-                        done = True
-                        return got
-                    self._cond.notify_all()   # the space freed may unblock an enqueue
+                self._serve()
+                cancellation.wait_until(attempt.cond, ended, self._what_dequeue)
+                if attempt.done:
+                    return attempt.got
+                # Closed: what is left, for dequeue_up_to; else the elements go back.
+                attempt.got.extend(self._take(len(self._items)))
+                if allow_small_batch and attempt.got:
+                    self._dequeuers.popleft()
+                    attempt.done = True
+                    self._serve()
+                    return attempt.got
+                raise errors.OutOfRangeError(
+                    None, None, f"{self.kind} '{self.name}' is closed and has insufficient "
+                    f"elements (requested {n}, current size {len(attempt.got)}){where}")
             finally:
-                self._dequeuers.remove(attempt)
-                if got and not done:
-                    self._restore(got)
-                self._cond.notify_all()
+                if not attempt.done:
+                    self._dequeuers.remove(attempt)
+                    if attempt.got:
+                        self._restore(attempt.got)
+                    self._serve()
+
+    def _serve(self) -> None:
+        """Moves elements for the first blocked enqueue and the first blocked dequeue (and
+        their successors) as far as the queue allows; wakes the attempts that are done. A
+        plain close waiting its turn closes the queue here. Called with the lock held."""
+        enqueuers, dequeuers, items = self._enqueuers, self._dequeuers, self._items
+        progress = True
+        while progress:
+            progress = False
+            if enqueuers and not self.closed:
+                head = enqueuers[0]
+                if head.closing:
+                    enqueuers.popleft()
+                    head.done = True
+                    self._close_now()
+                    head.cond.notify()
+                    progress = True
+                elif not head.cancelled and len(items) < self.capacity:
+                    todo = head.elements
+                    k = min(self.capacity - len(items), len(todo) - head.pos)
+                    items.extend(todo[head.pos:head.pos + k])
+                    head.pos += k
+                    progress = True
+                    if head.pos == len(todo):
+                        enqueuers.popleft()
+                        head.done = True
+                        head.cond.notify()
+            if dequeuers:
+                head = dequeuers[0]
+                missing = head.n - len(head.got)
+                ready = self._ready()
+                if missing and ready:
+                    head.got.extend(self._take(min(missing, ready)))
+                    progress = True
+                if len(head.got) == head.n:
+                    dequeuers.popleft()
+                    head.done = True
+                    head.cond.notify()
+                    progress = True
+                elif self.closed:
+                    head.cond.notify()   # it cannot complete: it ends itself
+
+    def _close_now(self) -> None:
+        """Closes the queue and wakes every waiting attempt (they end, or take what is left)."""
+        self.closed = True
+        for attempt in itertools.chain(self._enqueuers, self._dequeuers):
+            attempt.cond.notify()
 
     def close(self, cancel_pending_enqueues: bool, where: str) -> None:
-        with self._cond:
+        with self._lock:
             if cancel_pending_enqueues:
-                self.closed = True
                 for attempt in self._enqueuers:
                     attempt.cancelled = True
-                self._cond.notify_all()
+                self._close_now()
+                self._serve()
                 return
             if self.closed:
                 raise errors.CancelledError(None, None,
                                             f"Queue '{self.name}' is already closed.{where}")
             # A plain close waits its turn behind the enqueues already pending, as in TF.
-            attempt = _Attempt()
+            attempt = _QueueAttempt(self._lock, 0)
+            attempt.closing = True
             self._enqueuers.append(attempt)
             try:
-                cancellation.wait_until(
-                    self._cond, lambda: self.closed or self._enqueuers[0] is attempt,
-                    self._what_close)
+                self._serve()
+                cancellation.wait_until(attempt.cond, lambda: attempt.done or self.closed,
+                                        self._what_close)
                 self.closed = True
             finally:
-                self._enqueuers.remove(attempt)
-                self._cond.notify_all()
+                if not attempt.done:
+                    self._enqueuers.remove(attempt)
+                    self._serve()
 
     def size(self) -> int:
-        with self._cond:
+        with self._lock:
             return len(self._items)
 
 

@@ -207,19 +207,25 @@ class ReaderResource:
         self.records_produced = 0
         self._cond = threading.Condition(threading.Lock())
         self._busy = False
+        self._waiting = 0   # reads waiting for their turn
         self._what_turn = f"read from {self.name} (another read of it is in progress)"
 
     # -- one operation at a time -----------------------------------------------------------------
     def _acquire(self) -> None:
         with self._cond:
             if self._busy:
-                cancellation.wait_until(self._cond, lambda: not self._busy, self._what_turn)
+                self._waiting += 1
+                try:
+                    cancellation.wait_until(self._cond, lambda: not self._busy, self._what_turn)
+                finally:
+                    self._waiting -= 1
             self._busy = True
 
     def _release(self) -> None:
         with self._cond:
             self._busy = False
-            self._cond.notify()
+            if self._waiting:   # Condition.notify costs microseconds even with no waiter
+                self._cond.notify()
 
     # -- the loop ----------------------------------------------------------------------------------
     def _next_work(self, queue, where: str) -> bytes:

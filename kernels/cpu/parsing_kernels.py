@@ -266,6 +266,22 @@ def _index_examples(buf, starts, ends, keys, key_starts, key_ends, kind, vstart,
     return status
 
 
+@numba.njit(cache=True)
+def _index_one(buf, keys, key_starts, key_ends, index):
+    """_index_examples of one record, all of buf, into index[0..3] = kind, vstart, vend, count
+    (each [1, n_keys]); its status (_OK or _NOT_CANONICAL).
+
+    Unlike the batch functions this one keeps the GIL: it runs for a microsecond or two, and
+    each release would hand the GIL to another runner thread of a queue-based pipeline, a
+    futex round trip and a context switch per record that cost more than the indexing."""
+    starts = np.zeros(1, dtype=np.int64)
+    ends = np.full(1, buf.shape[0], dtype=np.int64)
+    status = np.empty(1, dtype=np.int8)
+    _index_examples(buf, starts, ends, keys, key_starts, key_ends, index[0], index[1], index[2],
+                    index[3], status)
+    return status[0]
+
+
 @numba.njit(cache=True, nogil=True)
 def _fill_float32(buf, vstart, count, rows, offsets, out_bits):
     """Copies the packed little-endian floats of the given examples into out_bits (a uint32 view
@@ -504,14 +520,72 @@ def parse_example(op, ctx):
     return run
 
 
+# The dense features of one example, in the usual case, without the batch machinery.
+_ZERO = np.zeros(1, dtype=np.int64)   # the rows and offsets of a batch of one
+
+
+class _SingleDense:
+    """ParseSingleExample's fast path: an example whose dense features are all present, of
+    their declared kind and size (what the batch path calls "the usual case").
+
+    The queue-based tutorial pipelines parse one record per step of each runner thread, so the
+    batch path's fixed costs (joining, cumsums, [1, n_keys] index arrays, checks done with numpy
+    reductions, a Numba call per feature) were most of a step. Here one Numba call indexes the
+    record (the same indexer, so the same canonical-or-not decision) and the values are taken
+    with numpy straight from the record's bytes. Anything else (no such case, sparse features,
+    strings, a non-canonical encoding) returns None: the batch path then decides, with its
+    errors and defaults."""
+
+    def __init__(self, spec: _Spec):
+        self.keys, self.key_starts, self.key_ends = spec.key_table
+        self.n_keys = len(self.key_starts)
+        self.usable = not spec.sparse_keys and all(t != "string" for t in spec.dense_types)
+        self.dense = [(_KIND_OF_DTYPE[t], size, shape) for t, size, shape in
+                      zip(spec.dense_types, spec.dense_sizes, spec.dense_shapes)]
+
+    def __call__(self, record: bytes):
+        if not self.usable or not record:
+            return None
+        buf = np.frombuffer(record, dtype=np.uint8)
+        index = np.empty((4, 1, self.n_keys), dtype=np.int64)   # kind, vstart, vend, count
+        if _index_one(buf, self.keys, self.key_starts, self.key_ends, index) != _OK:
+            return None
+        kinds, vstarts, vends, counts = index[:, 0, :].tolist()
+        out = []
+        for k, (want, size, shape) in enumerate(self.dense):
+            if kinds[k] != want or counts[k] != size:
+                return None
+            start = vstarts[k]
+            if want == _FLOAT:   # packed little-endian floats: a copy, in native order
+                value = np.frombuffer(record, dtype="<f4", count=size, offset=start).astype(
+                    np.float32)
+            elif vends[k] - start == size:
+                # As many bytes as varints: every value is a one-byte varint (0..127), so the
+                # bytes are the values (labels, mostly).
+                value = np.frombuffer(record, dtype=np.uint8, count=size, offset=start).astype(
+                    np.int64)
+            else:
+                value = np.empty(size, dtype=np.int64)
+                _fill_int64(buf, np.array([start]), np.array([vends[k]]), _ZERO, _ZERO,
+                            value)
+            out.append(value.reshape(shape))
+        return out
+
+
 @KERNELS.register("ParseSingleExample")
 def parse_single_example(op, ctx):
     spec = _Spec(op)
+    fast = _SingleDense(spec)
 
     def run(serialized, *defaults):
         if np.ndim(serialized) != 0:
             raise spec.error(f"serialized must be a scalar, got shape "
                              f"{dims_text(np.shape(serialized))}")
+        record = serialized[()] if type(serialized) is np.ndarray else serialized
+        if type(record) is bytes:
+            dense = fast(record)
+            if dense is not None:
+                return _outputs(tuple(dense))
         sparse, dense = _parse_batch(spec, np.reshape(serialized, 1), None, defaults)
         # One example: drop the batch dimension (the sparse indices' first column is all 0).
         return _outputs(tuple(np.ascontiguousarray(s[0][:, 1:]) for s in sparse)

@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ..framework import dtypes
+from ..framework import dtypes, errors
 from ..framework.device import DeviceSpec
 from ..framework.ops import Graph, GraphKeys, Operation, Tensor, get_default_graph
 from ..framework.sparse_tensor import SparseTensor, SparseTensorValue
@@ -358,6 +358,72 @@ class BaseSession:
             entry = self._compile(fetches, feed_tensors)
             if key[0] is not None:
                 self._plans[key] = entry
+        return self._run_entry(key, entry, feed_values, options, run_metadata)
+
+    def make_callable(self, fetches, feed_list=None, accept_options: bool = False):
+        """A function that runs ``fetches`` as ``run`` would, taking the values of the tensors
+        in ``feed_list`` as positional arguments (TF 1.x ``Session.make_callable``).
+
+        The fetch structure, the feeds and the plan are resolved once, here, so each call pays
+        only for the step (queue runners run one small step many times). With
+        ``accept_options`` it also takes the keyword arguments ``options`` and
+        ``run_metadata``."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        if feed_list is None:
+            feed_list = []
+        elif not isinstance(feed_list, (list, tuple)):
+            raise TypeError("`feed_list` must be a list or tuple.")
+        given = [self._feed_tensor(f) for f in feed_list]
+        for i, tensor in enumerate(given):
+            if any(tensor is other for other in given[:i]):
+                raise ValueError(f"feed_list has Tensor {tensor.name} more than once")
+        # The plan's feeds are in run()'s canonical order; order[j] is the argument fed to
+        # its j-th feed.
+        order = sorted(range(len(given)),
+                       key=lambda i: (given[i]._op._id, given[i]._value_index))
+        feed_tensors = tuple(given[i] for i in order)
+        fetch_key = _fetch_key(fetches)
+        # Shared with run() when run() would cache the plan; else a key of this callable's own
+        # (still in _plans: closing the session releases every plan there).
+        key = (fetch_key if fetch_key is not None else object(), feed_tensors)
+        entry = self._plans.get(key)
+        if entry is None:
+            entry = self._plans[key] = self._compile(fetches, feed_tensors)
+        n = len(given)
+
+        def call(*args, options=None, run_metadata=None):
+            if self._closed:
+                raise RuntimeError("Attempted to use a closed Session.")
+            if len(args) != n:
+                raise errors.InvalidArgumentError(
+                    None, None, f"Expected {n} argument{'' if n == 1 else 's'} (the values of "
+                    f"feed_list), got {len(args)}")
+            # _plans holds the entry as _reprobe last left it.
+            return self._run_entry(key, self._plans.get(key, entry), [args[i] for i in order],
+                                   options, run_metadata)
+
+        if accept_options:
+            return call
+        return lambda *args: call(*args)
+
+    def _feed_tensor(self, key) -> Tensor:
+        """The tensor a feed key (a Tensor of this graph, or its name) stands for."""
+        if isinstance(key, Tensor):
+            if key.graph is not self.graph:
+                raise ValueError(f"Cannot feed Tensor {key.name}: it is not an element of "
+                                 "this session's graph.")
+            return key
+        try:
+            return self.graph.as_graph_element(key, allow_tensor=True, allow_operation=False)
+        except (KeyError, ValueError, TypeError) as e:
+            raise TypeError(f"Cannot interpret feed_dict key {key!r} as a Tensor: "
+                            f"{e.args[0] if e.args else e}") from None
+
+    def _run_entry(self, key, entry, feed_values: list, options: Optional[RunOptions],
+                   run_metadata: Optional[RunMetadata]):
+        """Runs a compiled (structure, plan, converters, probe) with the feeds' values in the
+        plan's feed order; the fetches' values in their structure."""
         structure, plan, converters, probe = entry
         values = [convert(v) for convert, v in zip(converters, feed_values)]
         traced = options is not None and options.trace_level and run_metadata is not None
@@ -405,21 +471,7 @@ class BaseSession:
     def _resolve_feeds(self, feed_dict) -> Tuple[tuple, list]:
         if not feed_dict:
             return (), []
-        pairs = []
-        for key, value in feed_dict.items():
-            if isinstance(key, Tensor):
-                tensor = key
-                if tensor.graph is not self.graph:
-                    raise ValueError(f"Cannot feed Tensor {tensor.name}: it is not an element of "
-                                     "this session's graph.")
-            else:
-                try:
-                    tensor = self.graph.as_graph_element(key, allow_tensor=True,
-                                                         allow_operation=False)
-                except (KeyError, ValueError, TypeError) as e:
-                    raise TypeError(f"Cannot interpret feed_dict key {key!r} as a Tensor: "
-                                    f"{e.args[0] if e.args else e}") from None
-            pairs.append((tensor, value))
+        pairs = [(self._feed_tensor(key), value) for key, value in feed_dict.items()]
         if len(pairs) > 1:
             pairs.sort(key=lambda p: (p[0]._op._id, p[0]._value_index))
         return tuple(p[0] for p in pairs), [p[1] for p in pairs]
