@@ -1,5 +1,6 @@
 """Experiment records (tfjupyter.experiments): record, load, compare; TensorBoard reads them;
-cells, magics, the MonitoredTrainingSession hook, a killed kernel, a cluster."""
+cells, magics, the MonitoredTrainingSession hook, a killed kernel. A cluster's records (three
+runs on one cluster) are checked by tests/test_notebook_sync_vs_async.py."""
 import json
 import os
 import signal
@@ -408,62 +409,3 @@ def test_a_killed_kernel_leaves_an_interrupted_record(tmp_path):
     values = r.scalar("accuracy")["value"]
     assert values == sorted(values)   # the loop's accuracy only grows: points in order
     assert any("Experiment(\"killed\"" in c["code"] for c in r.cells)
-
-
-# -- a cluster -------------------------------------------------------------------------------------
-@pytest.mark.timeout(240)
-def test_a_cluster_experiment_records_spec_tasks_and_per_task_metrics(tmp_path, monkeypatch):
-    pytest.importorskip("ipyparallel")
-    sys.path.insert(0, os.path.dirname(__file__))
-    from clusters.cells import train_cell
-    from tfjupyter.cluster import Cluster
-    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
-    monkeypatch.setenv("TFJUPYTER_TOKEN_DIR", str(tmp_path / "tokens"))
-    cluster = Cluster(ps=1, workers=2, start_timeout=120)
-    try:
-        cluster.start()
-        with Experiment("async", dir=str(tmp_path / "records"), config={"mode": "async"}) as e:
-            assert e.clusters == [cluster]   # followed without being asked: it is running
-            cluster.run(train_cell("async", steps=200))
-            time.sleep(1.5)   # the last polls and flush
-        # A second experiment on the same cluster, ended right after its cell: it has what
-        # that cell did, to the last summary (end() polls the tasks once more), and nothing of
-        # the first one (the tasks' telemetry replays it to a new watcher).
-        with Experiment("after", dir=str(tmp_path / "records")) as after:
-            cluster.run("tf.reset_default_graph()\n"
-                        "v = tf.placeholder(tf.float32, [None])\n"
-                        "value = tf.summary.scalar('value', tf.reduce_mean(v))\n"
-                        "with tf.Session(server.target) as sess:\n"
-                        "    for x in (100.0, 101.0, 102.0):\n"
-                        "        sess.run(value, {v: [x, x]})\n", tasks=[0])
-    finally:
-        cluster.stop()
-    assert after.record.tags == ["value"]
-    assert after.record.scalar("value")["value"] == [100.0, 101.0, 102.0]
-    assert after.record.final["steps"] == 3 and after.record.final["examples"] == 6
-    assert after.record.time_to("value", 100.0) >= 0
-    r = e.record
-    assert r.status == "finished"
-    assert r.cluster["spec"] == cluster.spec.as_dict()
-    tasks = {t["task"]: t for t in r.cluster["tasks"]}
-    assert set(tasks) == {"ps:0", "worker:0", "worker:1"}
-    for name, task in tasks.items():
-        assert task["host"] and task["address"] == dict(
-            (t.name, t.address) for t in cluster.tasks)[name]
-        job, index = name.split(":")
-        assert task["devices"][0]["name"] == f"/job:{job}/replica:0/task:{index}/device:CPU:0"
-    assert {"worker:0", "worker:1"} <= set(r.tasks)
-    for worker in ("worker:0", "worker:1"):
-        assert len(r.scalar("loss", worker)) > 0
-        speed = r.throughput.where(task=worker)
-        assert len(speed) > 0 and max(speed["examples_per_sec"]) > 0
-    assert r.final["global_step"] >= 200
-    # Each worker's graph came from its engine, with devices on the ps and on itself.
-    for worker in ("worker:0", "worker:1"):
-        devices = {n.device for n in r.graph(worker).node if n.device}
-        assert any(d.startswith("/job:ps/") for d in devices)
-        assert any(d.startswith(f"/job:worker/replica:0/task:{worker[-1]}/") for d in devices)
-        assert r.meta["graphs"][worker]["edges"] is True
-    assert r.sessions["worker:0"] and "device_filters" in r.sessions["worker:0"][0]["config"]
-    placed = r.placement.where(task="worker:1")
-    assert len(placed) > 0

@@ -53,7 +53,23 @@ def test_sync_vs_async_notebook(tmp_path, monkeypatch):
         assert r.status == "finished", (name, r.error)
         assert r.config["mode"] == name
         assert r.cluster["spec"] == spec
-        assert {t["task"] for t in r.cluster["tasks"]} == {"ps:0", "worker:0", "worker:1"}
+        tasks = {t["task"]: t for t in r.cluster["tasks"]}
+        assert set(tasks) == {"ps:0", "worker:0", "worker:1"}
+        for task, entry in tasks.items():   # where each task ran: its host, address, devices
+            job, index = task.split(":")
+            assert entry["host"] and entry["address"] == spec[job][int(index)], entry
+            assert entry["devices"][0]["name"] == f"/job:{job}/replica:0/task:{index}/device:CPU:0"
+        for worker in ("worker:0", "worker:1"):   # each worker's own graph, from its engine
+            devices = {n.device for n in r.graph(worker).node if n.device}
+            assert any(d.startswith("/job:ps/") for d in devices), (name, worker)
+            assert any(d.startswith(f"/job:worker/replica:0/task:{worker[-1]}/")
+                       for d in devices), (name, worker)
+        assert "device_filters" in r.sessions["worker:0"][0]["config"]
+        assert len(r.placement.where(task="worker:1")) > 0
+        # Nothing of the runs before it (the tasks' telemetry replays its history to a new
+        # watcher): the chief's steps are this run's, and its summaries come after its start.
+        assert r.throughput.where(task="worker:0")["total_steps"][-1] < 2.5 * 100, name
+        assert min(p["time"] for p in r.scalar("accuracy").rows()) >= 0, name
         for worker in ("worker:0", "worker:1"):   # per-task metrics
             speed = r.throughput.where(task=worker)
             assert len(speed) > 0 and max(speed["examples_per_sec"]) > 0, (name, worker)

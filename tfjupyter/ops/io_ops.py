@@ -9,7 +9,7 @@ they read from, as reference inputs, so that they run where the reader and the q
 ``read`` takes the next record of the current file; when that file is exhausted it dequeues the
 next filename (blocking, like any dequeue), and once the filename queue is closed and empty it
 raises OutOfRangeError, which is how a queue runner learns that the input has ended. The kernels
-are in ``kernels/cpu/io_kernels.py``.
+are in ``kernels/cpu/reader_kernels.py``.
 
 Also here: ``read_file``, ``matching_files`` and ``count_up_to`` (the epoch counter of
 ``tf.train.limit_epochs``), and the ``Assert`` op that ``string_input_producer`` uses.
