@@ -12,7 +12,8 @@ import html
 import uuid
 from typing import Dict, List, Optional, Sequence
 
-from .record import ExperimentRecord, Table, _cell, _html_table, load, minimized
+from ..widgets.snapshot import html_table
+from .record import ExperimentRecord, Table, _cell, load, minimized
 
 __all__ = ["Comparison", "compare"]
 
@@ -112,7 +113,7 @@ class Comparison:
         if self.metric is not None and self.target is not None:
             caption += f"; target {self.metric} {self._reach()}"
         header = [c.replace("config.", "") for c in self.table.columns]
-        return _html_table(caption, header, self._cells())
+        return html_table(caption, header, self._cells())
 
     # -- the figures -----------------------------------------------------------------------------
     def figure(self, width: int = 980):

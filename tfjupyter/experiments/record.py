@@ -6,13 +6,13 @@ flushed every half second and the metadata is replaced atomically.
 """
 from __future__ import annotations
 
-import html
 import os
 import re
 import socket
 import time
 from typing import Dict, Iterator, List, Optional, Sequence
 
+from ..widgets.snapshot import html_table
 from . import store
 from .recorder import DEFAULT_DIR, run_dir
 
@@ -84,7 +84,7 @@ class Table:
 
     def _repr_html_(self) -> str:
         rows = self.rows()
-        return _html_table(f"{len(rows)} rows", self.columns,
+        return html_table(f"{len(rows)} rows", self.columns,
                            [[_cell(r[c]) for c in self._columns] for r in rows[:50]])
 
 
@@ -94,18 +94,6 @@ def _cell(value) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
     return str(value)
-
-
-def _html_table(caption: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A plain HTML table (what GitHub's notebook viewer shows: no scripts, no classes)."""
-    head = "".join(f"<th style='text-align:left;padding:0 8px'>{html.escape(str(h))}</th>"
-                   for h in header)
-    body = "".join("<tr>" + "".join(f"<td style='text-align:left;padding:0 8px'>"
-                                    f"{html.escape(str(c))}</td>" for c in row) + "</tr>"
-                   for row in rows)
-    return (f"<table style='margin:4px 0 8px 0'><caption style='text-align:left'>"
-            f"<b>{html.escape(caption)}</b></caption><thead><tr>{head}</tr></thead>"
-            f"<tbody>{body}</tbody></table>")
 
 
 def read_cells(path: str) -> List[dict]:
@@ -338,7 +326,7 @@ class ExperimentRecord:
                          [f"  {k.ljust(width)}  {v}" for k, v in self.summary_rows()])
 
     def _repr_html_(self) -> str:
-        return _html_table(f"Experiment {self.id} ({self.path})", ["", ""],
+        return html_table(f"Experiment {self.id} ({self.path})", ["", ""],
                            self.summary_rows())
 
 

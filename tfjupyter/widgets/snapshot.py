@@ -17,14 +17,15 @@ from typing import Dict, List, Sequence
 
 from .feed import TaskRow
 
-__all__ = ["snapshot_html", "summary_lines", "live_class"]
+__all__ = ["snapshot_html", "summary_lines", "live_class", "html_table"]
 
 
 def live_class(dashboard_id: str) -> str:
     return f"tfjupyter-live-{dashboard_id}"
 
 
-def _table(caption: str, header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+def html_table(caption: str, header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A plain HTML table (what GitHub's notebook viewer shows: no scripts, no classes)."""
     head = "".join(f"<th style='text-align:left;padding:0 8px'>{html.escape(h)}</th>"
                    for h in header)
     body = "".join("<tr>" + "".join(f"<td style='text-align:left;padding:0 8px'>"
@@ -48,7 +49,7 @@ def summary_tables(tasks: List[TaskRow], scalars: Dict[str, Dict[str, tuple]],
     """Plain-HTML tables: tasks, last value of each scalar, ops per device."""
     parts = []
     if tasks:
-        parts.append(_table("Tasks", ["task", "state", "host", "global step",
+        parts.append(html_table("Tasks", ["task", "state", "host", "global step",
                                       "examples/s (mean)", "examples/s (now)", "devices",
                                       "error"],
                             [[t.task, t.state, t.host, _fmt(t.global_step),
@@ -58,10 +59,10 @@ def summary_tables(tasks: List[TaskRow], scalars: Dict[str, Dict[str, tuple]],
         rows = [[tag, task, _fmt(step), f"{value:.6g}"]
                 for tag, per_task in sorted(scalars.items())
                 for task, (step, value) in sorted(per_task.items())]
-        parts.append(_table("Scalar summaries (last value)", ["tag", "task", "step", "value"],
+        parts.append(html_table("Scalar summaries (last value)", ["tag", "task", "step", "value"],
                             rows))
     if device_counts:
-        parts.append(_table(f"Placement ({soft_placed} ops soft-placed)", ["device", "ops"],
+        parts.append(html_table(f"Placement ({soft_placed} ops soft-placed)", ["device", "ops"],
                             sorted(device_counts.items())))
     return "".join(parts) or "<p><i>No training seen yet.</i></p>"
 
