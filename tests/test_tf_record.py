@@ -185,6 +185,44 @@ def test_writing_something_that_is_not_bytes_is_a_type_error(tmp_path):
     assert list(tf_record_iterator(str(tmp_path / "f"))) == [b"ok"]
 
 
+@pytest.mark.parametrize("compression", [None, "GZIP"])
+def test_read_many_gives_the_records_and_offsets_read_gives(tmp_path, compression):
+    path = str(tmp_path / "f")
+    records = [b"r%d" % i * (i % 7 + 1) for i in range(3000)]   # spans several 1 MiB chunks
+    with TFRecordWriter(path, compression) as writer:
+        for r in records:
+            writer.write(r)
+    one = RecordReader(path, compression)
+    expected = []
+    while True:
+        at, data = one.offset, one.read()
+        if data is None:
+            break
+        expected.append((at, data))
+    many, got = RecordReader(path, compression), []
+    for n in (1, 7, 1000, 5000):
+        offsets, batch = many.read_many(n)
+        assert len(batch) == min(n, len(records) - len(got))
+        got.extend(zip(offsets, batch))
+    assert got == expected and many.read_many(10) == ([], [])
+
+
+def test_read_many_returns_the_good_records_before_a_bad_one(tmp_path):
+    path = str(tmp_path / "f")
+    with TFRecordWriter(path) as writer:
+        for i in range(5):
+            writer.write(b"record %d" % i)
+    data = bytearray(open(path, "rb").read())
+    third = 2 * (16 + len(b"record 0"))
+    data[third + 12] ^= 0xFF   # the third record's data
+    open(path, "wb").write(bytes(data))
+    reader = RecordReader(path)
+    offsets, batch = reader.read_many(10)
+    assert batch == [b"record 0", b"record 1"] and offsets == [0, third // 2]
+    with pytest.raises(errors.DataLossError, match=rf"corrupted record at {third} in .*data's"):
+        reader.read_many(10)
+
+
 def test_missing_file_is_not_found(tmp_path):
     with pytest.raises(errors.NotFoundError, match="nope.tfrecord"):
         RecordReader(str(tmp_path / "nope.tfrecord"))

@@ -21,12 +21,12 @@ from __future__ import annotations
 import os
 import struct
 import zlib
-from typing import Iterator, Optional, Union
+from typing import Iterator, List, Optional, Tuple, Union
 
 import google_crc32c
 
 from .framework import errors
-from .summary._encoding import mask_crc
+from .summary._encoding import _MASK_DELTA, mask_crc
 from .train.tensor_bundle import as_os_error
 
 __all__ = ["TFRecordCompressionType", "TFRecordOptions", "TFRecordWriter", "tf_record_iterator",
@@ -250,6 +250,57 @@ class RecordReader:
         self._pos = end
         self.offset += end - pos
         return data
+
+    def read_many(self, n: int) -> Tuple[List[int], List[bytes]]:
+        """Up to ``n`` records and the offset of each; fewer at the end of the file. A bad
+        record ends the batch early when records came before it (the next call raises, as
+        ``read`` does); otherwise it raises here.
+
+        The records that lie whole in the buffer are framed and checked in one loop of local
+        operations: a record then costs two slices and two CRCs, about a third of what a
+        ``read()`` call per record costs, which made the reader the slowest part of batched
+        pipelines. Everything else (refilling, the end of the file, every error and its
+        message) goes through ``read()``."""
+        if self._file is None:
+            raise ValueError(f"RecordReader of {self.path} is closed")
+        offsets: List[int] = []
+        records: List[bytes] = []
+        unpack_header, unpack_footer = _HEADER.unpack_from, _FOOTER.unpack_from
+        crc, delta = google_crc32c.value, _MASK_DELTA
+        while len(records) < n:
+            buf, pos, offset, size = self._buf, self._pos, self.offset, len(self._buf)
+            while len(records) < n and pos + _HEADER_SIZE <= size:
+                length, stored = unpack_header(buf, pos)
+                c = crc(buf[pos:pos + 8])   # mask_crc, inlined: a call costs more than this
+                if ((((c >> 15) | (c << 17)) & 0xFFFFFFFF) + delta) & 0xFFFFFFFF != stored:
+                    break
+                end = pos + _HEADER_SIZE + length + _FOOTER_SIZE
+                if end > size:
+                    break
+                data = buf[pos + _HEADER_SIZE:end - _FOOTER_SIZE]
+                c = crc(data)
+                if ((((c >> 15) | (c << 17)) & 0xFFFFFFFF) + delta) & 0xFFFFFFFF != \
+                        unpack_footer(buf, end - _FOOTER_SIZE)[0]:
+                    break
+                offsets.append(offset)
+                records.append(data)
+                offset += end - pos
+                pos = end
+            self._pos, self.offset = pos, offset
+            if len(records) == n:
+                break
+            at = self.offset
+            try:
+                data = self.read()
+            except errors.DataLossError:
+                if records:
+                    break
+                raise
+            if data is None:
+                break
+            offsets.append(at)
+            records.append(data)
+        return offsets, records
 
     def close(self) -> None:
         if self._file is not None:

@@ -325,21 +325,12 @@ class TFRecordReaderResource(ReaderResource):
             raise type(e)(None, None, f"{self.name}: {e.message}{where}") from None
 
     def _read(self, n, where):
-        reader, work = self._reader, self.work
-        keys, values = [], []
-        try:
-            for _ in range(n):
-                offset = reader.offset
-                data = reader.read()
-                if data is None:
-                    break
-                keys.append(b"%s:%d" % (work, offset))
-                values.append(data)
+        work = self.work
+        try:   # the good records before a bad one come first; the bad one fails the next read
+            offsets, values = self._reader.read_many(n)
         except errors.OpError as e:
-            if keys:   # the good records first; the bad one fails the next read
-                return keys, values, False
             raise type(e)(None, None, f"{self.name}: {e.message}{where}") from None
-        return keys, values, not keys
+        return [b"%s:%d" % (work, o) for o in offsets], values, not values
 
     def _close(self) -> None:
         if self._reader is not None:
