@@ -114,16 +114,6 @@ def _open_error(path: str, e: OSError) -> errors.OpError:
 # -- reading -----------------------------------------------------------------------------------
 
 
-class _RawSource:
-    """Uncompressed file bytes, in large chunks."""
-
-    def __init__(self, f):
-        self._f = f
-
-    def read(self, n: int) -> bytes:
-        return self._f.read(n)
-
-
 class _InflatingSource:
     """The uncompressed bytes of a zlib or gzip file, in chunks of about the size asked for."""
 
@@ -186,7 +176,7 @@ class RecordReader:
         except OSError as e:
             raise _open_error(self.path, e) from None
         self._source = _InflatingSource(self._file, kind) if kind \
-            else _RawSource(self._file)
+            else self._file  # uncompressed: the file's own read(n)
         self._buf = b""      # bytes read from the stream and not yet consumed, from _pos on
         self._pos = 0
         self.offset = 0      # stream offset of the record at _buf[_pos]

@@ -584,11 +584,17 @@ def _accumulator(op, ctx):
                             _accumulator_signature)
 
 
+def resource_handle(get):
+    """The kernel of an op that makes a resource (queue, accumulator, reader): the resource's
+    name as a string scalar, the handle its users take as a reference input."""
+    return lambda: np.array(get().name.encode(), dtype=object)
+
+
 # -- queue kernels ---------------------------------------------------------------------------------
 @KERNELS.register(*QUEUE_TYPES)
 def queue_handle(op, ctx):
     get = _queue(op, ctx)
-    return lambda: np.array(get().name.encode(), dtype=object)
+    return resource_handle(get)
 
 
 @KERNELS.register("QueueEnqueueV2")
@@ -674,7 +680,7 @@ def queue_is_closed(op, ctx):
 @KERNELS.register(*ACCUMULATOR_TYPES)
 def accumulator_handle(op, ctx):
     get = _accumulator(op, ctx)
-    return lambda: np.array(get().name.encode(), dtype=object)
+    return resource_handle(get)
 
 
 @KERNELS.register("AccumulatorApplyGradient")

@@ -176,7 +176,7 @@ def _index_examples(buf, starts, ends, keys, key_starts, key_ends, kind, vstart,
     values and their count. status[i] is _NOT_CANONICAL where the fast path cannot decide."""
     n_keys = key_starts.shape[0]
     for i in range(starts.shape[0]):
-        status[i] = 0
+        status[i] = _OK
         for k in range(n_keys):
             kind[i, k] = 0
             count[i, k] = 0
@@ -262,7 +262,7 @@ def _index_examples(buf, starts, ends, keys, key_starts, key_ends, kind, vstart,
                 elif not _index_feature(buf, vs, ve, i, k, kind, vstart, vend, count):
                     ok = False
         if not ok:
-            status[i] = 1
+            status[i] = _NOT_CANONICAL
     return status
 
 

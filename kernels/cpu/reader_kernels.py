@@ -16,7 +16,7 @@ from tfjupyter.runtime import cancellation
 
 from . import KERNELS
 from .array_kernels import as_int
-from .data_flow_kernels import _node, _queue, _resource_getter
+from .data_flow_kernels import _node, _queue, _resource_getter, resource_handle
 from .io_kernels import _scalar_str, _str_list
 from .state_kernels import _stored, _variable_name
 
@@ -378,7 +378,7 @@ def _filename_queue(op, ctx):
 @KERNELS.register(*_READER_TYPES)
 def reader_handle(op, ctx):
     get = _reader(op, ctx)
-    return lambda: np.array(get().name.encode(), dtype=object)
+    return resource_handle(get)
 
 
 @KERNELS.register("ReaderReadV2")
