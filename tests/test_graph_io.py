@@ -308,10 +308,10 @@ class _Opaque:
 
 
 @pytest.mark.parametrize("value", [lambda x: x, {"a": 1}, _Opaque(), 2 ** 64, -2 ** 63 - 1,
-                                   np.array([1 + 2j]), np.array(["unicode"]),
+                                   np.array([1 + 2j], np.clongdouble), np.array(["unicode"]),
                                    np.array(["str"], dtype=object), np.array([None]),
                                    {1, 2}, [lambda: 0], np.zeros(2, ">f4")],
-                         ids=["lambda", "dict", "object", "2**64", "-2**63-1", "complex",
+                         ids=["lambda", "dict", "object", "2**64", "-2**63-1", "complex256",
                               "unicode_array", "str_object_array", "none_array", "set",
                               "list_of_lambda", "big_endian"])
 def test_unrepresentable_attrs_raise_naming_op_and_attr(value):
@@ -445,9 +445,9 @@ def test_rebuild_errors_name_the_node():
     (lambda gd: (_float_const(gd, "a"), _node(gd, "y", "Identity", ["^a", "a"])),
      "Node 'y'.*control inputs must come last"),
     (lambda gd: _node(gd, "y", "NoOp", ["^ghost"]), "Node 'y': Unknown input node '\\^ghost'"),
-    (lambda gd: _node(gd, "p", "Placeholder", dtype=attr_value_pb2.AttrValue(type=8),
+    (lambda gd: _node(gd, "p", "Placeholder", dtype=attr_value_pb2.AttrValue(type=14),
                       shape=attr_value_pb2.AttrValue(shape={"unknown_rank": True})),
-     "Node 'p': attr 'dtype' has DataType complex64"),
+     "Node 'p': attr 'dtype' has DataType bfloat16"),
     (lambda gd: _node(gd, "p", "Placeholder", dtype=attr_value_pb2.AttrValue(placeholder="T")),
      "Node 'p': attr 'dtype'"),
     (lambda gd: _node(gd, "p", "NoOp", f=attr_value_pb2.AttrValue(func={"name": "my_fn"})),

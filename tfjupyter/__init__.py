@@ -6,8 +6,9 @@ Each module below declares its public names in ``__all__``; this file only gathe
 from __future__ import annotations
 
 from .framework import errors  # noqa: F401  (tf.errors)
-from .framework.dtypes import (DType, as_dtype, bool, double, float16, float32, float64, half,  # noqa: F401
-                               int8, int16, int32, int64, string, uint8)
+from .framework.dtypes import (DType, as_dtype, bool, complex64, complex128, double,  # noqa: F401
+                               float16, float32, float64, half, int8, int16, int32, int64, string,
+                               uint8, uint16, uint32, uint64)
 from .framework.device import DeviceSpec  # noqa: F401
 from .framework.ops import (Graph, GraphKeys, Operation, Tensor, add_to_collection,  # noqa: F401
                             add_to_collections, colocate_with, control_dependencies,
@@ -36,6 +37,9 @@ from .init_ops import *  # noqa: F401,F403
 from .summary.legacy import *  # noqa: F401,F403  (0.x: tf.scalar_summary, ...)
 from . import app, contrib, datasets, nn, summary, test, train  # noqa: F401,E402
 from . import python_io  # noqa: F401,E402
+from . import compat, gfile, io  # noqa: F401,E402
+# tf.NodeDef is the protobuf class of a GraphDef's nodes (graph_def.node[i]), as in TensorFlow.
+from tensorboard.compat.proto.node_def_pb2 import NodeDef  # noqa: F401,E402
 from .app import flags  # noqa: F401,E402
 from .summary import Event, SessionLog, Summary  # noqa: F401,E402
 from .framework import dtypes  # noqa: F401

@@ -130,7 +130,13 @@ class _FeedConverter:
                 raise TypeError(f"Cannot feed {value!r} to string Tensor '{name}': {e}") from None
         arr = np.asarray(value)
         kind = arr.dtype.kind
-        if kind in "OSUV" or (kind == "c"):
+        if kind in "SU":  # TensorFlow converts as numpy does: "1.5" is a float, "a" a ValueError
+            try:
+                return arr.astype(self.np_dtype)
+            except ValueError as e:
+                raise ValueError(f"Cannot feed {_short(value)} to Tensor '{name}' of dtype "
+                                 f"{want.name}: {e}") from None
+        if kind in "OV" or (kind == "c" and not want.is_complex):
             raise TypeError(f"Cannot feed a value of type {arr.dtype} to Tensor '{name}' of "
                             f"dtype {want.name}")
         if want.is_bool and kind != "b":
@@ -139,6 +145,11 @@ class _FeedConverter:
             raise TypeError(f"Cannot feed non-integer values of dtype {arr.dtype} to Tensor "
                             f"'{name}' of dtype {want.name}: they would be truncated")
         return arr.astype(self.np_dtype, copy=False)
+
+
+def _short(value, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 class _StepProbe:
@@ -281,6 +292,7 @@ class BaseSession:
         if not isinstance(self.graph, Graph):
             raise TypeError(f"graph must be a tf.Graph, got {type(self.graph).__name__}")
         self.config = config if config is not None else ConfigProto()
+        self._operation_timeout_ms = self.config.operation_timeout_in_ms or 0
         self.target = target
         self.id = next(_session_ids)
         self._cluster = None
@@ -435,8 +447,11 @@ class BaseSession:
             every = events.trace_every
             if every and events.listeners["trace"] and (self.steps + 1) % every == 0:
                 stats = StepStats()
-        token = cancellation.CancellationToken(
-            options.timeout_in_ms / 1000 if options is not None and options.timeout_in_ms else None)
+        # TensorFlow: RunOptions.timeout_in_ms, else ConfigProto.operation_timeout_in_ms,
+        # bounds every blocking operation of the step; zero or less means no deadline.
+        timeout_ms = (options.timeout_in_ms if options is not None and options.timeout_in_ms
+                      else self._operation_timeout_ms)
+        token = cancellation.CancellationToken(timeout_ms / 1000 if timeout_ms > 0 else None)
         self._active_steps.add(token)
         start = time.perf_counter()
         try:

@@ -8,7 +8,6 @@ RunGraph call per task, in parallel. A failure anywhere cancels the step everywh
 """
 from __future__ import annotations
 
-import concurrent.futures
 import json
 import logging
 import secrets
@@ -24,17 +23,19 @@ from ..framework.device import DeviceSpec
 from ..framework.ops import Graph, Operation, Tensor
 from ..runtime import cancellation
 from ..runtime.devices import Device
+from ..runtime.elastic_pool import ElasticThreadPool
 from ..runtime.executor import StepStats, needed_ops
 from . import protocol_pb2 as pb
 from . import wire
 from .auth import TOKEN_METADATA_KEY, TlsConfig, token_for_target
-from .worker import _error_from_status, make_channel, rpc_error
+from .worker import LocalStep, _error_from_status, make_channel, rpc_error
 
 __all__ = ["ClusterConnection", "DistributedPlan"]
 
 _log = logging.getLogger("tfjupyter.distributed")
 
 DEFAULT_CONNECT_TIMEOUT_S = 60.0
+_CALL_DEADLINE_SLACK_S = 1.0
 
 
 class _Task:
@@ -73,21 +74,16 @@ class ClusterConnection:
                 None, None, f"Session target {target!r}: expected 'grpc://host:port' (a "
                 "tf.train.Server's .target) or '' for an in-process session")
         address = target[len("grpc://"):]
-        from .server import local_server_token
-        token = (getattr(config, "cluster_token", None) or local_server_token(address)
-                 or token_for_target(address))
-        if not token:
-            raise errors.UnauthenticatedError(
-                None, None, f"No cluster token known for {target}: set TFJUPYTER_CLUSTER_TOKEN "
-                "or ConfigProto(cluster_token=...) to the token of the server's cluster")
+        timeout_ms = getattr(config, "operation_timeout_in_ms", 0) or 0
+        self.timeout_s = timeout_ms / 1000 if timeout_ms > 0 else DEFAULT_CONNECT_TIMEOUT_S
+        deadline = time.monotonic() + self.timeout_s
+        token = _token_for(target, address, config, deadline)
         self.metadata = ((TOKEN_METADATA_KEY, token),)
         tls = TlsConfig()
         self._credentials = tls.channel_credentials() if tls.enabled else None
-        timeout_ms = getattr(config, "operation_timeout_in_ms", 0) or 0
-        self.timeout_s = timeout_ms / 1000 if timeout_ms > 0 else DEFAULT_CONNECT_TIMEOUT_S
         self._channels: List[grpc.Channel] = []
-        deadline = time.monotonic() + self.timeout_s
         master = self._task_at("master", -1, address)
+        master.name = "the target"
         status = self._wait_for([master], deadline)[0]
         self.target_task = (status.job, status.task)
         self.tasks: Dict[Tuple[str, int], _Task] = {}
@@ -105,8 +101,8 @@ class ClusterConnection:
             task.incarnation = reply.incarnation
             task.devices = [Device(DeviceSpec.from_string(d.name), d.description) for d in reply.devices]
         self.devices = [d for t in wanted for d in t.devices]
-        self._pool = concurrent.futures.ThreadPoolExecutor(
-            max(4, len(self.tasks)), thread_name_prefix="tfjupyter-master")
+        # Steps may block (queues, receives) for as long as they like: never on a free thread.
+        self._pool = ElasticThreadPool("tfjupyter-master")
 
     def _task_at(self, job: str, index: int, address: str) -> _Task:
         channel = make_channel(address, self._credentials)
@@ -133,8 +129,7 @@ class ClusterConnection:
             if not waiting:
                 return [replies[i] for i in range(len(tasks))]
             now = time.monotonic()
-            names = ", ".join(f"{t.name if t.index >= 0 else 'the target'} ({t.address})"
-                              for t in waiting)
+            names = ", ".join(f"{t.name} ({t.address})" for t in waiting)
             if now >= deadline:
                 raise errors.UnavailableError(
                     None, None, f"Timed out after {self.timeout_s:g} s waiting for tasks to come "
@@ -154,6 +149,40 @@ class ClusterConnection:
             channel.close()
 
 
+def _token_for(target: str, address: str, config, deadline: float) -> str:
+    from .server import local_server_token
+    explicit = getattr(config, "cluster_token", None)
+
+    def known() -> Optional[str]:
+        return explicit or local_server_token(address) or token_for_target(address)
+    token = known()
+    if token:
+        return token
+    if not _is_this_host(address):
+        raise errors.UnauthenticatedError(
+            None, None, f"No cluster token known for {target}: set TFJUPYTER_CLUSTER_TOKEN or "
+            "ConfigProto(cluster_token=...) to the token of the server's cluster")
+    # A task of this host that is still starting writes its token file when it binds.
+    start = time.monotonic()
+    while not token:
+        if time.monotonic() >= deadline:
+            raise errors.UnavailableError(
+                None, None, f"Timed out after {time.monotonic() - start:.3g} s waiting for a task "
+                f"at {target} to come up: no tfjupyter server of this host holds {address}. Set "
+                "ConfigProto(operation_timeout_in_ms=...) to wait longer, or "
+                "TFJUPYTER_CLUSTER_TOKEN / ConfigProto(cluster_token=...) for a server started "
+                "with an explicit token.")
+        time.sleep(0.1)
+        token = known()
+    return token
+
+
+def _is_this_host(address: str) -> bool:
+    import socket
+    host = address.rpartition(":")[0].strip("[]")
+    return host in ("localhost", "127.0.0.1", "::1", "ip6-localhost", socket.gethostname())
+
+
 def _task_spec(task: _Task) -> DeviceSpec:
     return DeviceSpec(task.job, 0, task.index, "CPU", 0)
 
@@ -169,6 +198,7 @@ class _Partition:
         self.fetch_indices: List[int] = []
         self.targets: List[str] = []        # the ops the step must run here
         self.handle = ""
+        self.local_plan = None              # when the task is served by this process
 
 
 class DistributedPlan:
@@ -353,24 +383,37 @@ class DistributedPlan:
                 if first and not isinstance(e, errors.CancelledError):
                     cancel_all(f"Step failed on {part.task.name}: {_first_line(e)}")
         try:
-            futures = [self.cluster._pool.submit(run_partition, p) for p in self._partitions]
+            # The last partition runs in this thread: a one-task step needs no hand-off.
+            *others, last = self._partitions
+            futures = [self.cluster._pool.submit(run_partition, p) for p in others]
+            run_partition(last)
             for f in futures:
                 f.result()
         finally:
             token.remove_callback(on_cancel)
         if failure:
             cancel_all(f"Step failed: {_first_line(failure[0])}")
-            token.check("running a distributed step")
-            raise next((e for e in failure if not isinstance(e, errors.CancelledError)), failure[0])
+            cause = next((e for e in failure if not isinstance(e, errors.CancelledError)), None)
+            if cause is None:  # cancelled from here (close, deadline): say why
+                token.check("running a distributed step")
+            raise cause or failure[0]
         # Every _Send of the step had its _Recv, so the tasks hold nothing more of it.
         return results
 
     def _run_partition(self, part: _Partition, step_id: int, feed_values, token, calls, step_stats):
         timeout = None if token.deadline is None else max(0.001, token.deadline - time.monotonic())
+        local = part.task.local_worker
+        if local is not None and not local.closed:
+            step = LocalStep(step_id, timeout or 0, step_stats is not None)
+            return self._run_local(part, local, step, feed_values, calls, step_stats)
         request = pb.RunGraphRequest(graph_handle=part.handle, step_id=step_id, feeds=part.feeds,
                                      fetches=part.fetches,
                                      targets=part.targets,
                                      timeout_s=timeout or 0, trace=step_stats is not None)
+        # The task enforces the step's deadline and names the op that waited; the call's own
+        # deadline, a little later, only covers a task that cannot answer at all.
+        if timeout is not None:
+            timeout += _CALL_DEADLINE_SLACK_S
 
         frames = [wire.control_frame(request)]
         for k, i in enumerate(part.feed_indices):
@@ -380,11 +423,7 @@ class DistributedPlan:
         assembler = wire.TensorAssembler(len(part.fetches), f"RunGraph reply from {part.task.name}")
         status = None
         try:
-            local = part.task.local_worker
-            if local is not None and not local.closed:
-                calls[part] = _LocalCall(local, step_id)
-                reply = wire.unpack(local.run_graph_unary(wire.pack(frames), calls[part]))
-            elif wire.frames_size(frames) <= wire.PACK_LIMIT:
+            if wire.frames_size(frames) <= wire.PACK_LIMIT:
                 call = part.task.run_graph_unary.future(wire.pack(frames), metadata=meta,
                                                         timeout=timeout)
                 calls[part] = call
@@ -424,11 +463,33 @@ class DistributedPlan:
             if status.op:
                 error.op = self.session.graph._ops_by_name.get(status.op)
             raise error
-        if step_stats is not None and status.step_stats_json:
-            for device, stats in json.loads(status.step_stats_json).items():
-                step_stats.dev_stats.setdefault(device, []).extend(stats)
+        self._add_stats(step_stats, status.step_stats_json)
         # Values decoded in place are views of the read-only message: hand out writable arrays.
         return [v if v.flags.writeable else v.copy() for v in assembler.finish()]
+
+    def _run_local(self, part: _Partition, worker, step: LocalStep, feed_values, calls,
+                   step_stats):
+        calls[part] = _LocalCall(worker, step.step_id)
+        try:
+            if part.local_plan is None:
+                part.local_plan = worker.local_plan(part.handle, part.feeds, part.fetches,
+                                                    part.targets)
+            values, stats_json = worker.run_local(
+                part.local_plan, step, [feed_values[i] for i in part.feed_indices], calls[part])
+        except errors.OpError as e:
+            if e.op is not None:  # the partition's copy: name the client graph's op instead
+                e.op = self.session.graph._ops_by_name.get(e.op.name)
+            raise
+        finally:
+            calls.pop(part, None)
+        self._add_stats(step_stats, stats_json)
+        return values
+
+    @staticmethod
+    def _add_stats(step_stats: Optional[StepStats], stats_json: str) -> None:
+        if step_stats is not None and stats_json:
+            for device, stats in json.loads(stats_json).items():
+                step_stats.dev_stats.setdefault(device, []).extend(stats)
 
     def _cleanup(self, part: _Partition, step_id: int, reason: str) -> None:
         try:
@@ -449,9 +510,6 @@ class _LocalCall:
 
     def cancel(self) -> None:
         self._worker.end_step(self._step_id, "the master cancelled the step")
-
-    def abort(self, code, details: str):
-        raise errors.InvalidArgumentError(None, None, details)
 
 
 def _first_line(e: Exception) -> str:

@@ -6,15 +6,15 @@ import logging
 import secrets
 import weakref
 import threading
-from concurrent import futures
 from typing import Optional
 
 import grpc
 
 from ..framework import errors
 from ..runtime.devices import local_devices
+from ..runtime.elastic_pool import ElasticThreadPool
 from . import protocol_pb2 as pb
-from .auth import TlsConfig, TokenInterceptor, channel_options, resolve_token
+from .auth import TlsConfig, TokenInterceptor, channel_options, resolve_token, withdraw_token
 from .cluster import ClusterSpec
 from .telemetry import service_handler as _telemetry_handler
 from .worker import Worker
@@ -23,8 +23,9 @@ __all__ = ["Server", "ServerDef"]
 
 _log = logging.getLogger("tfjupyter.distributed")
 
-# Each running step holds a thread (partitions may block on receives), so be generous.
-_RPC_THREADS = 64
+# Each running step holds a thread (it may block on a queue or a receive for as long as it
+# likes), so calls get threads on demand; this bounds how many may run at once.
+_MAX_CONCURRENT_RPCS = 4096
 
 
 class ServerDef:
@@ -44,22 +45,30 @@ class ServerDef:
 
 
 def _service_handlers(worker: Worker) -> grpc.GenericRpcHandler:
-    def unary(fn, request_type):
-        return grpc.unary_unary_rpc_method_handler(
-            fn, request_deserializer=request_type.FromString,
-            response_serializer=lambda m: m.SerializeToString())
+    # Every method through wire.rpc_method_handler: requests are decoded by the handler, and
+    # a malformed call fails with INVALID_ARGUMENT (RESOURCE_EXHAUSTED for a tensor above the
+    # cap) naming the method and this task, instead of grpc's INTERNAL or UNKNOWN.
+    from .wire import rpc_method_handler
+
+    def handler(method, behavior, request_type=None, request_streaming=False,
+                response_streaming=False):
+        return rpc_method_handler(method, lambda: worker.task_name, behavior, request_type,
+                                  request_streaming, response_streaming)
     return grpc.method_handlers_generic_handler("tfjupyter.Worker", {
-        "GetStatus": unary(worker.get_status, pb.GetStatusRequest),
-        "RegisterGraph": unary(worker.register_graph, pb.RegisterGraphRequest),
-        "DeregisterGraph": unary(worker.deregister_graph, pb.DeregisterGraphRequest),
-        "CleanupStep": unary(worker.cleanup_step, pb.CleanupStepRequest),
-        "RunGraph": grpc.stream_stream_rpc_method_handler(worker.run_graph),
-        "RunGraphUnary": grpc.unary_unary_rpc_method_handler(worker.run_graph_unary),
-        "PushTensors": grpc.unary_unary_rpc_method_handler(worker.push_tensors),
-        "FetchParked": grpc.unary_stream_rpc_method_handler(
-            worker.fetch_parked, request_deserializer=pb.FetchParkedRequest.FromString),
-        "RecvTensor": grpc.unary_stream_rpc_method_handler(
-            worker.recv_tensor, request_deserializer=pb.RecvTensorRequest.FromString),
+        "GetStatus": handler("GetStatus", worker.get_status, pb.GetStatusRequest),
+        "RegisterGraph": handler("RegisterGraph", worker.register_graph, pb.RegisterGraphRequest),
+        "DeregisterGraph": handler("DeregisterGraph", worker.deregister_graph,
+                                   pb.DeregisterGraphRequest),
+        "CleanupStep": handler("CleanupStep", worker.cleanup_step, pb.CleanupStepRequest),
+        # Packed or streamed frames: the worker decodes them (and their tensors) itself.
+        "RunGraph": handler("RunGraph", worker.run_graph, request_streaming=True,
+                            response_streaming=True),
+        "RunGraphUnary": handler("RunGraphUnary", worker.run_graph_unary),
+        "PushTensors": handler("PushTensors", worker.push_tensors),
+        "FetchParked": handler("FetchParked", worker.fetch_parked, pb.FetchParkedRequest,
+                               response_streaming=True),
+        "RecvTensor": handler("RecvTensor", worker.recv_tensor, pb.RecvTensorRequest,
+                              response_streaming=True),
     })
 
 
@@ -107,22 +116,15 @@ class Server:
         if any(a.endswith(":0") for a in addresses) and not explicit:
             # A port the OS picks cannot name a token file: the token stays in this process.
             explicit = secrets.token_hex(32)
-        self._token = resolve_token(addresses, explicit)
-        self._grpc = grpc.server(
-            futures.ThreadPoolExecutor(_RPC_THREADS,
-                                       thread_name_prefix=f"tfjupyter-{job_name}{task_index}"),
-            interceptors=[TokenInterceptor(self._token)],
-            options=channel_options() + (("grpc.http2.min_ping_interval_without_data_ms", 5000),
-                                         ("grpc.so_reuseport", 0)),
-            maximum_concurrent_rpcs=_RPC_THREADS * 4)
-        if self._tls.enabled:
-            port = self._grpc.add_secure_port(address, self._tls.server_credentials())
-        else:
-            port = self._grpc.add_insecure_port(address)
-        if port == 0:
-            raise errors.UnavailableError(None, None, f"Server for /job:{job_name}/task:{task_index}"
-                                          f" could not bind {address}: is the port in use?")
-        self._port = port
+        self._token, self._token_published = resolve_token(addresses, explicit,
+                                                            own_address=address)
+        self._token_address = address
+        try:
+            self._bind(address, job_name, task_index)
+        except BaseException:
+            self._withdraw_token()
+            raise
+        port = self._port
         bound = f"{address.rpartition(':')[0]}:{port}"
         if bound != address:  # port 0: the cluster learns the port the OS chose
             cluster = _with_address(cluster, job_name, task_index, bound)
@@ -140,6 +142,31 @@ class Server:
         _log.info("Started server with target: %s", self.target)
         if start:
             self.start()
+
+    def _bind(self, address: str, job_name: str, task_index: int) -> None:
+        self._grpc = grpc.server(
+            ElasticThreadPool(f"tfjupyter-{job_name}{task_index}"),
+            interceptors=[TokenInterceptor(self._token)],
+            options=channel_options() + (("grpc.http2.min_ping_interval_without_data_ms", 5000),
+                                         ("grpc.so_reuseport", 0)),
+            maximum_concurrent_rpcs=_MAX_CONCURRENT_RPCS)
+        try:
+            if self._tls.enabled:
+                port = self._grpc.add_secure_port(address, self._tls.server_credentials())
+            else:
+                port = self._grpc.add_insecure_port(address)
+        except RuntimeError:   # grpcio >= 1.5x raises where older ones returned 0
+            port = 0
+        if port == 0:
+            raise errors.UnavailableError(None, None, f"Server for /job:{job_name}/task:{task_index}"
+                                          f" could not bind {address}: is the port in use?")
+        self._port = port
+
+    def _withdraw_token(self) -> None:
+        """The token file goes with the task: a later cluster on this port makes its own."""
+        if self._token_published:
+            self._token_published = False
+            withdraw_token(self._token_address, self._token)
 
     # -- TensorFlow's API ------------------------------------------------------------------------
     @property
@@ -174,6 +201,7 @@ class Server:
             self._stopped = True
         self._worker.close()
         self._grpc.stop(grace).wait(grace)
+        self._withdraw_token()
         self._stop_event.set()
         _unregister_local_server(self)
 

@@ -406,21 +406,35 @@ def collector() -> _Collector:
 
 def service_handler(server) -> grpc.GenericRpcHandler:
     """The Telemetry service of ``server`` (installs the process's collector)."""
+    from ..framework import errors
+    from .wire import rpc_method_handler
     c = collector()
     c.add_server(server)
     ref = weakref.ref(server)
 
+    def task() -> str:
+        s = ref()   # its server_def is set after this handler is made: read it per call
+        return _task_name(s) if s is not None else "a stopped server"
+
     def poll(request: bytes, context) -> bytes:
         s = ref()
         if s is None:
-            context.abort(grpc.StatusCode.UNAVAILABLE, "tfjupyter: the server is gone")
+            raise errors.UnavailableError(None, None, "tfjupyter: the server is gone")
         try:
             return c.poll(s, request)
         except _BadRequest as e:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+            # The guard names the method and the task.
+            raise errors.InvalidArgumentError(
+                None, None, str(e).removeprefix("Telemetry.Poll: ")) from None
+        except (OverflowError, RecursionError) as e:
+            # From the request too: a JSON number no int can hold ({"since": 1e400}), or
+            # arrays nested deeper than the decoder goes.
+            raise errors.InvalidArgumentError(None, None, f"bad request: {e}") from None
 
+    # wire.rpc_method_handler: a malformed poll fails with INVALID_ARGUMENT naming this task,
+    # anything unexpected with INTERNAL (never grpc's UNKNOWN "Exception calling application").
     return grpc.method_handlers_generic_handler(SERVICE, {
-        "Poll": grpc.unary_unary_rpc_method_handler(poll)})
+        "Poll": rpc_method_handler("Telemetry.Poll", task, poll)})
 
 
 # =================================================================================================

@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 import uuid
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 import grpc
 import numpy as np
@@ -78,6 +78,13 @@ class Rendezvous:
     def pending_steps(self) -> List[int]:
         with self._cond:
             return list(self._tables)
+
+
+class LocalStep(NamedTuple):
+    """What _run needs of a RunGraphRequest, for a step from a master in this process."""
+    step_id: int
+    timeout_s: float
+    trace: bool
 
 
 class _PartitionHost:
@@ -161,7 +168,7 @@ class Worker:
             for op in graph.get_operations():
                 self._check_local(op)
         except Exception as e:  # a malformed partition must not change anything
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"RegisterGraph on {self.task_name}: {e}")
+            raise errors.InvalidArgumentError(None, None, f"bad partition: {e}") from None
         handle = uuid.uuid4().hex
         self._graphs[handle] = _RegisteredGraph(graph, self._host)
         return pb.RegisterGraphResponse(graph_handle=handle)
@@ -181,7 +188,8 @@ class Worker:
 
     def run_graph_unary(self, message: bytes, context) -> bytes:
         """The one-message form: packed frames in, packed frames out (or parked if big)."""
-        return wire.pack(self._run_graph(wire.unpack(message), context, park=True))
+        return wire.pack(self._run_graph(wire.unpack(message), context, park=True,
+                                         carried_bytes=len(message)))
 
     def fetch_parked(self, request: pb.FetchParkedRequest, context) -> Iterator[bytes]:
         frames = self._parked.pop((request.graph_handle, request.step_id), None)
@@ -191,17 +199,17 @@ class Worker:
             return
         yield from frames
 
-    def _run_graph(self, frames, context, park: bool) -> Iterator[bytes]:
+    def _run_graph(self, frames, context, park: bool,
+                   carried_bytes: Optional[int] = None) -> Iterator[bytes]:
+        """Runs one step of a partition. Malformed framing or feeds raise (so the call itself
+        fails, INVALID_ARGUMENT, before the step touches anything); errors of the step itself
+        come back as its StepStatus. ``carried_bytes``: the length of a packed request."""
+        request = wire.decode_request(next(frames, b""), pb.RunGraphRequest)
+        assembler = wire.TensorAssembler(len(request.feeds), "RunGraph feeds", carried_bytes)
+        for frame in frames:
+            assembler.add(frame)
+        feed_values = assembler.finish()
         try:
-            first = next(frames, b"")
-            if bytes(first[:1]) != wire.CONTROL:
-                raise errors.InvalidArgumentError(None, None, "RunGraph: the first frame must be "
-                                                  "the request")
-            request = pb.RunGraphRequest.FromString(bytes(first[1:]))
-            assembler = wire.TensorAssembler(len(request.feeds), f"RunGraph feeds on {self.task_name}")
-            for frame in frames:
-                assembler.add(frame)
-            feed_values = assembler.finish()
             registered = self._graphs.get(request.graph_handle)
             if registered is None:
                 raise errors.NotFoundError(None, None, f"Graph handle {request.graph_handle!r} is "
@@ -225,21 +233,32 @@ class Worker:
 
     def push_tensors(self, message: bytes, context) -> bytes:
         """Tensors a peer's _Send ops pushed here, for this task's _Recv ops."""
-        try:
-            frames = wire.unpack(message)
-            first = next(frames, b"")
-            if bytes(first[:1]) != wire.CONTROL:
-                raise errors.InvalidArgumentError(None, None, "PushTensors: no request frame")
-            request = pb.PushTensorsRequest.FromString(bytes(first[1:]))
-            assembler = wire.TensorAssembler(len(request.keys), f"PushTensors to {self.task_name}")
-            for frame in frames:
-                assembler.add(frame)
-            values = assembler.finish()
-        except Exception as e:  # malformed: refuse, change nothing
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"PushTensors to {self.task_name}: {e}")
+        frames = wire.unpack(message)
+        request = wire.decode_request(next(frames, b""), pb.PushTensorsRequest)
+        assembler = wire.TensorAssembler(len(request.keys), "PushTensors", len(message))
+        for frame in frames:
+            assembler.add(frame)
+        values = assembler.finish()
+        # Only a whole, well-formed message reaches the rendezvous: a malformed one raised above
+        # (INVALID_ARGUMENT, through the handler's guard) and left nothing behind.
         for key, value in zip(request.keys, values):
             self.rendezvous.send(request.step_id, key, value)
         return b""
+
+    def local_plan(self, graph_handle: str, feeds: List[str], fetches: List[str],
+                   targets: List[str]) -> Plan:
+        """The plan of a registered partition, for a master in this very process."""
+        registered = self._graphs.get(graph_handle)
+        if registered is None:
+            raise errors.NotFoundError(None, None, f"Graph handle {graph_handle!r} is not "
+                                       f"registered on {self.task_name}")
+        return registered.plan(feeds, fetches, targets)
+
+    def run_local(self, plan: Plan, step: "LocalStep", feed_values: List, context):
+        """RunGraph for a master in this very process (TensorFlow's in-process master/worker):
+        the same step, its values passed by reference, with no framing between them.
+        Returns (fetched values, step stats JSON); raises OpError."""
+        return self._run(plan, step, feed_values, context)
 
     def _run(self, plan: Plan, request: pb.RunGraphRequest, feed_values, context):
         token = cancellation.CancellationToken(request.timeout_s or None, request.step_id)
@@ -425,4 +444,6 @@ def rpc_error(e: grpc.RpcError, task: str) -> errors.OpError:
     cls = _GRPC_CODES.get(code, errors.UnavailableError if code == grpc.StatusCode.UNKNOWN
                           else errors.InternalError)
     details = e.details() if hasattr(e, "details") else str(e)
+    if code == grpc.StatusCode.UNAVAILABLE and "ping timeout" in (details or ""):
+        details += ": the task did not answer keepalive pings (frozen, hung or unreachable)"
     return cls(None, None, f"{task}: {details}")

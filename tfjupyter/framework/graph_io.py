@@ -215,8 +215,10 @@ def _shape(proto: tensor_shape_pb2.TensorShapeProto) -> TensorShape:
 
 _VALUE_FIELDS = {dtypes.float32: "float_val", dtypes.float64: "double_val",
                  dtypes.int32: "int_val", dtypes.int16: "int_val", dtypes.int8: "int_val",
-                 dtypes.uint8: "int_val", dtypes.int64: "int64_val", dtypes.bool: "bool_val",
-                 dtypes.float16: "half_val", dtypes.string: "string_val"}
+                 dtypes.uint8: "int_val", dtypes.uint16: "int_val", dtypes.uint32: "uint32_val",
+                 dtypes.uint64: "uint64_val", dtypes.int64: "int64_val", dtypes.bool: "bool_val",
+                 dtypes.float16: "half_val", dtypes.string: "string_val",
+                 dtypes.complex64: "scomplex_val", dtypes.complex128: "dcomplex_val"}
 
 
 def _tensor(proto: tensor_pb2.TensorProto) -> np.ndarray:
@@ -245,6 +247,10 @@ def _tensor(proto: tensor_pb2.TensorProto) -> np.ndarray:
     try:
         if dtype is dtypes.float16:      # half_val holds the bits
             given = np.asarray(values, dtype=np.uint16).view(np.float16)
+        elif dtype.is_complex:           # (real, imaginary) pairs, flattened
+            if len(values) % 2:
+                raise _NoForm(f"is a {dtype.name} tensor with an odd number of values")
+            given = np.asarray(values, dtype=dtype.real_dtype.as_numpy_dtype).view(np_dtype)
         else:
             given = np.asarray(values, dtype=np_dtype)
     except (OverflowError, ValueError, TypeError) as e:

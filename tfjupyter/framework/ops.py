@@ -161,11 +161,11 @@ class Operation:
                              f"'{name}'.") from None
 
     @property
-    def node_def(self) -> Dict[str, Any]:
-        """A readable description (name, op, inputs, device, attrs); not a protobuf."""
-        inputs = [t.name for t in self._inputs] + ["^" + c.name for c in self._control_inputs]
-        return {"name": self._name, "op": self._type, "input": inputs, "device": self._device,
-                "attr": {k: v for k, v in self._attrs.items() if not k.startswith("_")}}
+    def node_def(self):
+        """The op as a ``tf.NodeDef`` protobuf (name, op, inputs, device, the attrs that have a
+        protobuf form), as TensorFlow's; device functions read ``op.node_def.op``."""
+        from ..summary.graph_def import node_def   # the summary package imports this module
+        return node_def(self)
 
     def colocation_groups(self) -> List[bytes]:
         return list(self._attrs.get("_class", [f"loc:@{self._name}".encode()]))
@@ -641,7 +641,7 @@ def numpy_to_tensor_value(value, dtype: Optional[_dtypes.DType] = None) -> np.nd
         if arr.size and (arr.max() > np.iinfo(np.int32).max or arr.min() < np.iinfo(np.int32).min):
             return arr.astype(np.int64)
         return arr.astype(np.int32)
-    if arr.dtype.kind == "b":
+    if arr.dtype.kind in "bc":          # bools; complex numbers are complex128, as in TensorFlow
         return arr
     raise TypeError(f"Cannot convert {value!r} to a tensor: unsupported type {arr.dtype}")
 

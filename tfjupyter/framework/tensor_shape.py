@@ -34,18 +34,45 @@ class Dimension:
         return "?" if self.value is None else str(self.value)
 
 
+def _dim_value(d) -> Optional[int]:
+    """A dimension as an int or None: as TensorFlow's Dimension, a whole number (2 or 2.0);
+    TypeError for a non-number, ValueError for a fractional one."""
+    if isinstance(d, Dimension):
+        return d.value
+    if d is None:
+        return None
+    if isinstance(d, (str, bytes)):
+        raise TypeError(f"Dimension value must be integer or None, got the string {d!r}")
+    try:
+        value = int(d)
+    except (TypeError, ValueError):
+        raise TypeError(f"Dimension value must be integer or None, got {d!r} of type "
+                        f"{type(d).__name__}") from None
+    if value != d:
+        raise ValueError(f"Ambiguous dimension: {d!r}")
+    return value
+
+
 class TensorShape:
     """A possibly-partial shape. ``dims`` is None when even the rank is unknown."""
     __slots__ = ("_dims",)
 
-    def __init__(self, dims: Union[None, Iterable, "TensorShape"]):
+    def __init__(self, dims: Union[None, int, Dimension, Iterable, "TensorShape"]):
         if isinstance(dims, TensorShape):
             self._dims = dims._dims
         elif dims is None:
             self._dims = None
         else:
-            self._dims = tuple(None if d is None else int(d.value if isinstance(d, Dimension) else d)
-                               for d in dims)
+            if isinstance(dims, (str, bytes)):
+                raise TypeError(f"A string has ambiguous TensorShape, please wrap in a list or "
+                                f"convert to an int: {dims!r}")
+            try:
+                items = iter(dims)
+            except TypeError:
+                # As TensorFlow: a single dimension (an int, a Dimension) is the 1-D shape [n];
+                # so ``placeholder(tf.int32, shape=(batch_size))`` (no comma) means [batch_size].
+                items = iter([dims])
+            self._dims = tuple(_dim_value(d) for d in items)
 
     @property
     def dims(self) -> Optional[List[Dimension]]:

@@ -22,7 +22,8 @@ from .math_ops import (NUMERIC, _is_tensorlike, add, cast, equal, exp, floordiv,
                        is_finite, log, maximum, multiply, not_equal, realdiv, subtract)
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_all",
-           "reduce_any", "reduce_logsumexp", "count_nonzero", "argmax", "argmin", "cumsum",
+           "reduce_any", "reduce_logsumexp", "count_nonzero", "argmax", "argmin", "arg_max",
+           "arg_min", "cumsum",
            "cumprod", "range"]
 
 _INDEX_TYPES = (dtypes.int32, dtypes.int64)
@@ -205,7 +206,9 @@ def _kept_shape(x: Tensor, axes: Tensor) -> Union[List[int], Tensor]:
     # TensorFlow's reduced_shape, with broadcasting instead of DynamicStitch.
     shape = array_ops.shape(x)
     rank = array_ops.size(shape)
-    axes = floormod(array_ops.reshape(cast(axes, dtypes.int32), [1, -1]), rank)
+    # A scalar x (rank 0) has no axes to reduce, so `axes` is empty; the divisor is kept >= 1
+    # because FloorMod checks its divisor even when there is nothing to divide.
+    axes = floormod(array_ops.reshape(cast(axes, dtypes.int32), [1, -1]), maximum(rank, 1))
     is_reduced = reduce_any(equal(array_ops.reshape(range(0, rank), [-1, 1]), axes), axis=1)
     reduced = cast(is_reduced, dtypes.int32)
     return add(multiply(shape, 1 - reduced), reduced)
@@ -258,6 +261,16 @@ def _min_or_max_grad(op, grad):
     return [multiply(realdiv(indicators, num_selected), _as_kept(grad, op)), None]
 
 
+def _reduces_all_axes(x: Tensor, axes_t: Tensor) -> bool:
+    """Whether ``axes_t`` is ``range(0, rank(x))``: the axes a reduction with ``axis=None``
+    gets when the rank of ``x`` is unknown (see ``_reduction_dims``)."""
+    if axes_t.op.type != "Range":
+        return False
+    start, limit, delta = axes_t.op.inputs
+    return (_shapes.constant_value(start) == 0 and _shapes.constant_value(delta) == 1
+            and limit.op.type == "Rank" and limit.op.inputs[0] is x)
+
+
 @register_gradient("Prod")
 def _prod_grad(op, grad):
     # d prod / d x_i is the product of the other elements of x_i's group. Over several axes it
@@ -265,6 +278,13 @@ def _prod_grad(op, grad):
     # axis of the products over the axes after it; exact even with zeros in x.
     x, axes_t = op.inputs
     axes = _shapes.constant_value(axes_t)
+    if axes is None and _reduces_all_axes(x, axes_t):
+        # All axes of an input of unknown rank (reduce_prod(x) with no axis): over the
+        # flattened input one exclusive product from each side is enough.
+        flat = array_ops.reshape(x, [-1])
+        others = multiply(cumprod(flat, 0, exclusive=True),
+                          cumprod(flat, 0, exclusive=True, reverse=True))
+        return [multiply(grad, array_ops.reshape(others, array_ops.shape(x))), None]
     if axes is None:
         raise ValueError(f"The gradient of Prod op '{op.name}' needs its reduction axes to be "
                          "known when the graph is built (pass a constant axis).")
@@ -332,6 +352,18 @@ def argmin(input, axis=None, name: Optional[str] = None, dimension=None,  # noqa
            output_type=dtypes.int64) -> Tensor:
     """Index of the smallest value along ``axis`` (default 0; the first one among ties)."""
     return _arg("ArgMin", input, axis, name, dimension, output_type)
+
+
+def arg_max(input, dimension, output_type=dtypes.int64, name: Optional[str] = None  # noqa: A002
+            ) -> Tensor:
+    """TensorFlow's older name of ``argmax``, taking the axis as ``dimension``."""
+    return _arg("ArgMax", input, None, name, dimension, output_type)
+
+
+def arg_min(input, dimension, output_type=dtypes.int64, name: Optional[str] = None  # noqa: A002
+            ) -> Tensor:
+    """TensorFlow's older name of ``argmin``, taking the axis as ``dimension``."""
+    return _arg("ArgMin", input, None, name, dimension, output_type)
 
 
 # -- Cumsum, Cumprod ------------------------------------------------------------------------------------

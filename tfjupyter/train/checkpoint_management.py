@@ -200,8 +200,21 @@ def _prefix_to_checkpoint_path(prefix: str, format_version: int) -> str:
     return prefix + ".index" if format_version == V2 else prefix
 
 
+def _roll_forward(checkpoint_prefix: str) -> None:
+    """Completes an interrupted save of the prefix (see ``tensor_bundle``), so that what is
+    looked at next is a whole checkpoint. Glob patterns are left alone."""
+    if glob.has_magic(checkpoint_prefix):
+        return
+    try:
+        tensor_bundle.roll_forward_commit(checkpoint_prefix)
+    except OSError as e:
+        raise tensor_bundle.as_os_error(
+            e, f"Failed to complete an interrupted save of {checkpoint_prefix}") from None
+
+
 def checkpoint_exists(checkpoint_prefix: str) -> bool:
     """Whether a V2 checkpoint (``<prefix>.index``) or a V1 file matches checkpoint_prefix."""
+    _roll_forward(checkpoint_prefix)
     return bool(glob.glob(_prefix_to_checkpoint_path(checkpoint_prefix, V2))
                 or glob.glob(checkpoint_prefix))
 
@@ -221,6 +234,7 @@ def get_checkpoint_mtimes(checkpoint_prefixes: Sequence[str]) -> List[float]:
     """Modification times of the checkpoints' index (or V1) files; missing ones are skipped."""
     mtimes = []
     for prefix in checkpoint_prefixes:
+        _roll_forward(prefix)
         for pattern in (_prefix_to_checkpoint_path(prefix, V2), prefix):
             names = glob.glob(pattern)
             if names:
@@ -236,9 +250,16 @@ def meta_graph_filename(checkpoint_filename: str, meta_graph_suffix: str = "meta
 
 def remove_checkpoint(checkpoint_prefix: str, checkpoint_format_version: int = V2,
                       meta_graph_suffix: str = "meta") -> None:
-    """Deletes a checkpoint's files: index, data shards and meta graph."""
-    patterns = [meta_graph_filename(checkpoint_prefix, meta_graph_suffix)]
+    """Deletes a checkpoint's files: index, data shards and meta graph (and what interrupted
+    saves of it left: a commit journal, temporary files)."""
+    meta_file = meta_graph_filename(checkpoint_prefix, meta_graph_suffix)
+    patterns = [meta_file]
+    if not glob.has_magic(checkpoint_prefix):
+        tensor_bundle.remove_stale_temp_files(meta_file)
     if checkpoint_format_version == V2:
+        if not glob.has_magic(checkpoint_prefix):
+            # The journal goes first: nothing may roll forward into a deleted checkpoint.
+            tensor_bundle.discard_interrupted_writes(checkpoint_prefix)
         patterns += [checkpoint_prefix + ".index", checkpoint_prefix + ".data-?????-of-?????"]
     else:
         patterns.append(checkpoint_prefix)

@@ -11,7 +11,10 @@ A Saver adds to the graph (under a ``save`` name scope)::
 
 With ``sharded=True`` each device holding variables (each ps task, in a cluster) gets its own
 SaveV2/RestoreV2 placed beside its variables, and ``MergeV2Checkpoints`` joins the shards.
-The files are TensorFlow's V2 format (see ``tensor_bundle``), written atomically.
+The files are TensorFlow's V2 format (see ``tensor_bundle``), written atomically, also over
+an existing checkpoint of the same prefix: a save killed at any instant leaves the old
+checkpoint or the new one. The meta graph and the "checkpoint" state file are replaced
+atomically as well (``tensor_bundle.atomic_write``).
 """
 from __future__ import annotations
 
@@ -623,6 +626,7 @@ class Saver:
             meta = export_meta_graph(saver_def=self.saver_def, graph=graph)
             self._meta_graph_cache = (key, meta.SerializeToString())
         try:
+            tensor_bundle.remove_stale_temp_files(filename)   # left by killed saves
             tensor_bundle.atomic_write(filename, self._meta_graph_cache[1])
         except OSError as e:
             raise tensor_bundle.as_os_error(e, f"Failed to write meta graph {filename}") from None

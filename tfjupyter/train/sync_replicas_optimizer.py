@@ -17,10 +17,10 @@ from __future__ import annotations
 from typing import List, Optional
 
 from ..framework import dtypes
-from ..framework.ops import GraphKeys, Operation, colocate_with, control_dependencies, device, name_scope
+from ..framework.ops import GraphKeys, Operation, Tensor, colocate_with, control_dependencies, device, name_scope
 from ..ops import array_ops, control_flow_ops
 from ..ops.data_flow_ops import ConditionalAccumulator, FIFOQueue
-from ..variables import Variable, assign
+from ..variables import Variable, assign, global_variables, report_uninitialized_variables
 from .basic_session_run_hooks import SessionRunHook
 from .optimizers import Optimizer
 from .queue_runner import QueueRunner
@@ -50,7 +50,7 @@ class SyncReplicasOptimizer(Optimizer):
         self._chief_queue_runner = None
         self._accumulators: List[ConditionalAccumulator] = []
         self.local_step_init_op: Optional[Operation] = None
-        self.ready_for_local_init_op = None
+        self.ready_for_local_init_op: Optional[Tensor] = None
         self.chief_init_op: Optional[Operation] = None
 
     def compute_gradients(self, *args, **kwargs):
@@ -77,7 +77,12 @@ class SyncReplicasOptimizer(Optimizer):
                                         collections=[GraphKeys.LOCAL_VARIABLES],
                                         name="sync_rep_local_step")
         self.local_step_init_op = assign(self._local_step, global_step).op
-        self.ready_for_local_init_op = None
+        # As TensorFlow: the chief's init includes its own local step (a Supervisor runs
+        # chief_init_op as the chief's local_init_op, then checks every variable is ready), and
+        # a worker's local init waits until the global variables (global_step above all, which
+        # the local step copies) have been initialized by the chief.
+        chief_init = [self.local_step_init_op]
+        self.ready_for_local_init_op = report_uninitialized_variables(global_variables())
 
         train_ops, aggregated = [], []
         with name_scope(None), name_scope(self._name):
@@ -105,7 +110,6 @@ class SyncReplicasOptimizer(Optimizer):
                     with control_dependencies([sync_op]):
                         sync_op = self._variable_averages.apply(self._variables_to_average)
                 self._chief_queue_runner = QueueRunner(dummy_queue, [sync_op])
-            chief_init = []
             for accumulator, (_, var) in zip(self._accumulators, grads_and_vars):
                 with device(var.device):
                     chief_init.append(accumulator.set_global_step(global_step, name="SetGlobalStep"))
@@ -161,11 +165,11 @@ class _SyncReplicasOptimizerHook(SessionRunHook):
         if not opt._gradients_applied:
             raise ValueError("SyncReplicasOptimizer.apply_gradients should be called before "
                              "using the hook.")
-        self._local_init_op = opt.local_step_init_op
+        # The chief's init op includes the local step's init (as TensorFlow's hook).
+        self._local_init_op = opt.chief_init_op if self._is_chief else opt.local_step_init_op
         if self._is_chief:
             self._q_runner = opt.get_chief_queue_runner()
             self._init_tokens_op = opt.get_init_tokens_op(self._num_tokens)
-            self._chief_init_op = opt.chief_init_op
             # At the end, one more token per replica releases every worker still waiting for
             # the next step, so that it sees the final global step and stops (TF's hang).
             self._release_op = opt.get_init_tokens_op(opt._tokens_per_step)
@@ -173,7 +177,6 @@ class _SyncReplicasOptimizerHook(SessionRunHook):
     def after_create_session(self, session, coord):
         session.run(self._local_init_op)
         if self._is_chief:
-            session.run(self._chief_init_op)
             session.run(self._init_tokens_op)
             self._q_runner.create_threads(session, coord=coord, daemon=True, start=True)
 

@@ -8,17 +8,45 @@ A checkpoint ``<prefix>`` is ``<prefix>.index`` plus ``<prefix>.data-SSSSS-of-NN
   ``""`` to a ``BundleHeaderProto`` and each tensor name to a ``BundleEntryProto`` (dtype, shape,
   shard, offset, size, masked CRC-32C of the bytes).
 
-Writes are atomic: files are written under temporary names in the target directory, flushed
-and fsynced, then renamed into place, the index last. A failure part-way leaves no file under
-the checkpoint's names, so an earlier checkpoint that ``latest_checkpoint`` points to stays good.
+Writes are atomic, also over an existing checkpoint of the same prefix (``saver.save(sess,
+path)`` without ``global_step``). Replacing two files takes two renames, and a crash between
+them would pair new data with the old index, so a write commits through a journal:
+
+1. the data and the index are written under temporary names (``<final>.tempstate<random>``) in
+   the checkpoint's directory, flushed and fsynced;
+2. the commit point: ``<prefix>.tfjupyter-commit`` is written atomically (``atomic_write``:
+   temporary file, fsync, rename, fsync of the directory). It lists the renames
+   (temporary name -> final name, data files first, the index last);
+3. the renames are done, the directory is fsynced, and the journal is deleted.
+
+A crash before step 2 leaves the old checkpoint untouched; its temporary files are stale and
+the next write of the prefix removes them (only this prefix's, and never one that a write in
+this process is still working on). A crash after step 2 is completed by whoever opens the
+prefix next (``roll_forward_commit``: ``BundleReader``, ``checkpoint_exists``, the next write):
+it does the listed renames whose temporary file still exists and deletes the journal. So after
+a crash at any instant the prefix reads as either the old or the new checkpoint, and once a
+write has returned, the files are plain TensorFlow files under TensorFlow's names.
+
+Commits and roll-forwards of a directory take a lock (a thread lock, and ``flock`` on the
+directory where the platform has it), so that one never deletes a journal that another has
+just written. ``merge_bundles`` (sharded savers) commits the same way.
 """
 from __future__ import annotations
 
+import contextlib
 import errno
+import json
 import os
 import random
+import re
 import struct
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+import threading
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
+
+try:
+    import fcntl
+except ImportError:   # Windows: commits are serialized within the process only
+    fcntl = None
 
 import numpy as np
 
@@ -237,8 +265,55 @@ def _corrupt(filename: str, detail: str) -> errors.DataLossError:
 
 
 # -- atomic files ----------------------------------------------------------------------------------
+_TEMP_MARKER = ".tempstate"
+
+# Temporary files that a write of this process is working on (absolute paths). The sweep of
+# stale temporary files skips them: a save in another thread may be writing one right now.
+_in_flight_lock = threading.Lock()
+_in_flight_temps: Set[str] = set()
+
+
 def temp_name(path: str) -> str:
-    return f"{path}.tempstate{random.getrandbits(63)}"
+    return f"{path}{_TEMP_MARKER}{random.getrandbits(63)}"
+
+
+def _claim_temp_name(path: str) -> str:
+    """A fresh temporary name for ``path``, marked in flight before the file exists, so the
+    stale-file sweep of a concurrent save never removes it. ``_release_temp_name`` when done."""
+    tmp = temp_name(path)
+    with _in_flight_lock:
+        _in_flight_temps.add(os.path.abspath(tmp))
+    return tmp
+
+
+def _release_temp_name(tmp: str) -> None:
+    with _in_flight_lock:
+        _in_flight_temps.discard(os.path.abspath(tmp))
+
+
+def _remove_stale_temps(directory: str, final_name_pattern: str) -> None:
+    """Removes the temporary files in ``directory`` of final names matching the regular
+    expression ``final_name_pattern`` (whole names), except those of this process's writes:
+    they are what writes killed part-way left behind."""
+    temp_re = re.compile(f"(?:{final_name_pattern}){re.escape(_TEMP_MARKER)}[0-9]+")
+    try:
+        names = os.listdir(directory or ".")
+    except OSError:
+        return
+    # Listed first, then the in-flight set: a temporary name is claimed before its file is
+    # created, so every listed file of a live write is in the set read afterwards.
+    with _in_flight_lock:
+        in_flight = set(_in_flight_temps)
+    for name in names:
+        if temp_re.fullmatch(name):
+            path = os.path.join(directory, name)
+            if os.path.abspath(path) not in in_flight:
+                _remove_quietly(path)
+
+
+def remove_stale_temp_files(path: str) -> None:
+    """Removes ``path``'s temporary files left by killed writes (see ``_remove_stale_temps``)."""
+    _remove_stale_temps(os.path.dirname(path), re.escape(os.path.basename(path)))
 
 
 def fsync_directory(path: str) -> None:
@@ -254,18 +329,25 @@ def fsync_directory(path: str) -> None:
         os.close(fd)
 
 
+def _write_synced(path: str, payload) -> None:
+    """Creates ``path`` with ``payload``, flushed and fsynced."""
+    with open(path, "wb") as f:
+        write_all(f, payload)
+        f.flush()
+        os.fsync(f.fileno())
+
+
 def atomic_write(path: str, payload: bytes) -> None:
     """Writes a whole file under a temporary name, fsyncs, and renames it into place."""
-    tmp = temp_name(path)
+    tmp = _claim_temp_name(path)
     try:
-        with open(tmp, "wb") as f:
-            write_all(f, payload)
-            f.flush()
-            os.fsync(f.fileno())
+        _write_synced(tmp, payload)
         os.replace(tmp, path)
     except BaseException:
         _remove_quietly(tmp)
         raise
+    finally:
+        _release_temp_name(tmp)
     fsync_directory(os.path.dirname(path))
 
 
@@ -279,6 +361,147 @@ def _remove_quietly(path: str) -> None:
         os.remove(path)
     except OSError:
         pass
+
+
+# -- committing a checkpoint's files ---------------------------------------------------------------
+_JOURNAL_SUFFIX = ".tfjupyter-commit"
+_JOURNAL_FORMAT = "tfjupyter-commit"
+_JOURNAL_VERSION = 1
+
+_commit_lock = threading.Lock()
+
+
+def commit_journal_filename(prefix: str) -> str:
+    return prefix + _JOURNAL_SUFFIX
+
+
+def _reset_locks_in_child() -> None:
+    # A fork taken while another thread held a lock would leave the child's copy held forever.
+    global _commit_lock, _in_flight_lock
+    _commit_lock = threading.Lock()
+    _in_flight_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_locks_in_child)
+
+
+@contextlib.contextmanager
+def _directory_commit_lock(directory: str) -> Iterator[None]:
+    """Held while a journal of ``directory`` is written, applied or deleted: by threads of this
+    process (a lock) and by other processes (``flock`` on the directory, where available), so
+    that a roll-forward never deletes a journal that a save has just written."""
+    with _commit_lock:
+        fd = None
+        if fcntl is not None:
+            try:
+                fd = os.open(directory or ".", os.O_RDONLY)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError:
+                pass   # a filesystem without flock: the thread lock still holds
+        try:
+            yield
+        finally:
+            if fd is not None:
+                os.close(fd)   # releases the flock
+
+
+def _encode_journal(renames: Sequence[Tuple[str, str]]) -> bytes:
+    # Names relative to the directory (all files of a commit are in the prefix's directory),
+    # so a directory moved after a crash still rolls forward.
+    return json.dumps({"format": _JOURNAL_FORMAT, "version": _JOURNAL_VERSION,
+                       "renames": [[os.path.basename(src), os.path.basename(dst)]
+                                   for src, dst in renames]}).encode()
+
+
+def _decode_journal(payload: bytes, filename: str) -> List[Tuple[str, str]]:
+    try:
+        journal = json.loads(payload.decode("utf-8"))
+        if journal.get("format") != _JOURNAL_FORMAT or journal.get("version") != _JOURNAL_VERSION:
+            raise ValueError("unknown journal format")
+        renames = [(str(src), str(dst)) for src, dst in journal["renames"]]
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise errors.DataLossError(None, None, f"Unreadable checkpoint commit journal "
+                                   f"{filename} ({e}); the checkpoint's files may be from two "
+                                   f"different saves") from None
+    for name in (n for pair in renames for n in pair):
+        if not name or name in (os.curdir, os.pardir) or os.path.basename(name) != name \
+                or (os.altsep and os.altsep in name):
+            raise errors.DataLossError(None, None, f"Checkpoint commit journal {filename} "
+                                       f"names a file outside its directory: {name!r}")
+    return renames
+
+
+def _apply_renames(directory: str, renames: Sequence[Tuple[str, str]]) -> None:
+    for src, dst in renames:
+        try:
+            os.replace(os.path.join(directory, src), os.path.join(directory, dst))
+        except FileNotFoundError:
+            pass   # done already, by an earlier roll-forward or by the save itself
+
+
+def _commit_files(prefix: str, renames: Sequence[Tuple[str, str]]) -> None:
+    """Moves a write's finished, fsynced temporary files (all in the prefix's directory) to
+    their final names, all or none of them as far as readers of the prefix can tell.
+
+    If writing the journal fails, nothing is committed and the temporary files are removed.
+    Once the journal exists the write is committed: a failure after that point leaves the
+    journal and the temporary files for the next roll-forward, and raises."""
+    directory = os.path.dirname(prefix)
+    journal = commit_journal_filename(prefix)
+    with _directory_commit_lock(directory):
+        try:
+            atomic_write(journal, _encode_journal(renames))   # the commit point
+        except BaseException:
+            for tmp, _ in renames:
+                _remove_quietly(tmp)
+            raise
+        _apply_renames(directory, [(os.path.basename(s), os.path.basename(d))
+                                   for s, d in renames])
+        fsync_directory(directory)   # the renames are durable before the journal goes
+        # No fsync after this: a journal that reappears after a power loss names temporary
+        # files that are gone, and rolling it forward does nothing.
+        _remove_quietly(journal)
+
+
+def roll_forward_commit(prefix: str) -> None:
+    """Completes a write of ``prefix`` that was interrupted after its commit point: does the
+    journal's renames whose temporary file still exists, then deletes the journal. Idempotent;
+    a no-op (one ``stat``) when there is no journal. Call before reading or writing a prefix."""
+    journal = commit_journal_filename(prefix)
+    if not os.path.exists(journal):
+        return
+    directory = os.path.dirname(prefix)
+    with _directory_commit_lock(directory):
+        try:
+            with open(journal, "rb") as f:
+                payload = f.read()
+        except FileNotFoundError:
+            return   # the save finished, or another reader rolled it forward, meanwhile
+        _apply_renames(directory, _decode_journal(payload, journal))
+        fsync_directory(directory)
+        _remove_quietly(journal)
+
+
+def _prefix_temps_pattern(prefix: str) -> str:
+    """The final names of ``prefix``'s files that a write creates under temporary names."""
+    return re.escape(os.path.basename(prefix)) + \
+        r"\.(?:index|data-[0-9]{5}-of-[0-9]{5}|" + re.escape(_JOURNAL_SUFFIX[1:]) + ")"
+
+
+def _prepare_prefix_for_writing(prefix: str) -> None:
+    """Before a write of ``prefix``: finishes an interrupted commit (its temporary files are
+    the committed checkpoint), then removes what killed writes of the prefix left behind."""
+    roll_forward_commit(prefix)
+    _remove_stale_temps(os.path.dirname(prefix), _prefix_temps_pattern(prefix))
+
+
+def discard_interrupted_writes(prefix: str) -> None:
+    """For deleting a checkpoint: removes its journal (so nothing rolls forward into the
+    deleted checkpoint) and its stale temporary files."""
+    with _directory_commit_lock(os.path.dirname(prefix)):
+        _remove_quietly(commit_journal_filename(prefix))
+    _remove_stale_temps(os.path.dirname(prefix), _prefix_temps_pattern(prefix))
 
 
 def as_os_error(e: OSError, what: str) -> errors.OpError:
@@ -313,7 +536,6 @@ class BundleWriter:
     def __init__(self, prefix: str):
         self.prefix = prefix
         self._entries: Dict[str, BundleEntry] = {}
-        self._data_path = temp_name(data_filename(prefix, 0, 1))
         self._size = 0
         directory = os.path.dirname(prefix)
         if directory and not os.path.isdir(directory):
@@ -324,8 +546,14 @@ class BundleWriter:
             except OSError as e:
                 raise as_os_error(e, f"Failed to create a directory: {directory}") from None
         try:
+            _prepare_prefix_for_writing(prefix)
+        except OSError as e:
+            raise as_os_error(e, f"Failed to complete an interrupted save of {prefix}") from None
+        self._data_path = _claim_temp_name(data_filename(prefix, 0, 1))
+        try:
             self._file = open(self._data_path, "wb")
         except OSError as e:
+            _release_temp_name(self._data_path)
             raise as_os_error(e, f"Failed to open {self._data_path} for writing") from None
 
     def add(self, key: str, value) -> None:
@@ -353,31 +581,30 @@ class BundleWriter:
         self._size += len(payload)
 
     def finish(self) -> None:
-        """Flushes both files and renames them into place, the index last."""
+        """Flushes both files and commits them under their final names (see the module's
+        docstring): readers see the old checkpoint or the new one, never a mix."""
         index_path = index_filename(self.prefix)
-        index_tmp = temp_name(index_path)
+        index_tmp = _claim_temp_name(index_path)
         try:
-            self._file.flush()
-            os.fsync(self._file.fileno())
-            self._file.close()
-            items = [(b"", _encode_header(1))]
-            items += [(k.encode(), e.encode()) for k, e in sorted(self._entries.items(),
-                                                                   key=lambda kv: kv[0].encode())]
-            with open(index_tmp, "wb") as f:
-                write_all(f, build_table(items))
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(self._data_path, data_filename(self.prefix, 0, 1))
-            os.replace(index_tmp, index_path)
+            try:
+                self._file.flush()
+                os.fsync(self._file.fileno())
+                self._file.close()
+                items = [(b"", _encode_header(1))]
+                items += [(k.encode(), e.encode())
+                          for k, e in sorted(self._entries.items(), key=lambda kv: kv[0].encode())]
+                _write_synced(index_tmp, build_table(items))
+            except BaseException:
+                _remove_quietly(index_tmp)
+                self.abort()
+                raise
+            _commit_files(self.prefix, [(self._data_path, data_filename(self.prefix, 0, 1)),
+                                        (index_tmp, index_path)])
         except OSError as e:
-            _remove_quietly(index_tmp)
-            self.abort()
             raise as_os_error(e, f"Failed to write checkpoint {self.prefix}") from None
-        except BaseException:
-            _remove_quietly(index_tmp)
-            self.abort()
-            raise
-        fsync_directory(os.path.dirname(self.prefix))
+        finally:
+            _release_temp_name(index_tmp)
+            _release_temp_name(self._data_path)
 
     def abort(self) -> None:
         try:
@@ -385,6 +612,7 @@ class BundleWriter:
         except OSError:
             pass
         _remove_quietly(self._data_path)
+        _release_temp_name(self._data_path)
 
 
 def write_bundle(prefix: str, tensors: Sequence[Tuple[str, np.ndarray]]) -> None:
@@ -405,6 +633,10 @@ class BundleReader:
     def __init__(self, prefix: str):
         self.prefix = prefix
         filename = index_filename(prefix)
+        try:
+            roll_forward_commit(prefix)
+        except OSError as e:
+            raise as_os_error(e, f"Failed to complete an interrupted save of {prefix}") from None
         try:
             with open(filename, "rb") as f:
                 buf = f.read()
@@ -523,7 +755,7 @@ def merge_bundles(prefixes: Sequence[str], merged_prefix: str, delete_old_dirs: 
     """MergeV2Checkpoints: shard bundles -> one bundle under ``merged_prefix``."""
     readers = [BundleReader(p) for p in prefixes]
     entries: Dict[str, BundleEntry] = {}
-    renames: List[Tuple[str, int]] = []
+    shard_data_files: List[str] = []   # of the shards, in merged shard order
     for reader in readers:
         if reader.num_shards != 1:
             raise errors.InvalidArgumentError(None, None, f"Can only merge single-shard "
@@ -533,22 +765,48 @@ def merge_bundles(prefixes: Sequence[str], merged_prefix: str, delete_old_dirs: 
                 raise errors.InvalidArgumentError(
                     None, None, f"Duplicate tensor keyed by {key} encountered, when merging "
                     f"prefix: {reader.prefix}")
-            entries[key] = BundleEntry(entry.dtype_enum, entry.shape, len(renames), entry.offset,
+            entries[key] = BundleEntry(entry.dtype_enum, entry.shape, len(shard_data_files), entry.offset,
                                        entry.size, entry.crc32c)
-        renames.append((data_filename(reader.prefix, 0, 1), len(renames)))
-    total = len(renames)
+        shard_data_files.append(data_filename(reader.prefix, 0, 1))
+    total = len(shard_data_files)
     directory = os.path.dirname(merged_prefix)
     if directory and not os.path.isdir(directory):
         os.mkdir(directory)
     try:
-        for src, shard in renames:
-            os.replace(src, data_filename(merged_prefix, shard, total))
-        items = [(b"", _encode_header(total))]
-        items += [(k.encode(), e.encode()) for k, e in sorted(entries.items(),
-                                                               key=lambda kv: kv[0].encode())]
-        atomic_write(index_filename(merged_prefix), build_table(items))
+        _prepare_prefix_for_writing(merged_prefix)
+    except OSError as e:
+        raise as_os_error(e, f"Failed to complete an interrupted save of {merged_prefix}") \
+            from None
+    # The shards' data files first move next to the merged prefix under fresh temporary names:
+    # the journal then names only files that no later save can recreate, so a stale journal
+    # can never install a later save's shard with this save's index.
+    commit: List[Tuple[str, str]] = []
+    index_path = index_filename(merged_prefix)
+    index_tmp = _claim_temp_name(index_path)
+    try:
+        try:
+            for shard, src in enumerate(shard_data_files):
+                final = data_filename(merged_prefix, shard, total)
+                tmp = _claim_temp_name(final)
+                commit.append((tmp, final))
+                os.replace(src, tmp)
+            items = [(b"", _encode_header(total))]
+            items += [(k.encode(), e.encode()) for k, e in sorted(entries.items(),
+                                                                   key=lambda kv: kv[0].encode())]
+            _write_synced(index_tmp, build_table(items))
+        except BaseException:
+            for tmp, _ in commit:
+                _remove_quietly(tmp)
+            _remove_quietly(index_tmp)
+            raise
+        commit.append((index_tmp, index_path))
+        _commit_files(merged_prefix, commit)
     except OSError as e:
         raise as_os_error(e, f"Failed to merge checkpoint shards into {merged_prefix}") from None
+    finally:
+        for tmp, _ in commit:
+            _release_temp_name(tmp)
+        _release_temp_name(index_tmp)
     for prefix in prefixes:
         _remove_quietly(index_filename(prefix))
         if delete_old_dirs:
