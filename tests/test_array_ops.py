@@ -342,7 +342,8 @@ def test_gather_gradient_sums_repeated_indices():
     params = tf.placeholder(tf.float64, [4, 2])
     y = tf.gather(params, [1, 3, 1, 1])
     (g,) = tf.gradients(y, params)
-    got = run(g, {params: np.zeros((4, 2))})
+    assert isinstance(g, tf.IndexedSlices)  # as TensorFlow: densified where used as a tensor
+    got = run(tf.convert_to_tensor(g), {params: np.zeros((4, 2))})
     np.testing.assert_array_equal(got, [[0, 0], [3, 3], [0, 0], [1, 1]])
     assert_gradient(lambda x: tf.gather(x, [[2, 0], [2, 2]]) * 1.0, np.random.rand(3, 2))
     assert_gradient(lambda x: tf.gather(x, [1, 1, 0], axis=1) * 1.0, np.random.rand(2, 3, 2))

@@ -29,6 +29,8 @@ from .ops.data_flow_ops import *  # noqa: F401,F403
 from .ops.parsing_ops import *  # noqa: F401,F403
 from .ops.sparse_ops import *  # noqa: F401,F403
 from .framework.sparse_tensor import SparseTensor, SparseTensorValue  # noqa: F401
+from .framework.indexed_slices import IndexedSlices, IndexedSlicesValue  # noqa: F401
+from .ops.state_ops import *  # noqa: F401,F403  (scatter_add, scatter_sub)
 from .ops.io_ops import *  # noqa: F401,F403
 from .framework.graph_io import *  # noqa: F401,F403
 from .variables import *  # noqa: F401,F403
@@ -38,6 +40,7 @@ from .summary.legacy import *  # noqa: F401,F403  (0.x: tf.scalar_summary, ...)
 from . import app, contrib, datasets, nn, summary, test, train  # noqa: F401,E402
 from . import python_io  # noqa: F401,E402
 from . import compat, gfile, io  # noqa: F401,E402
+from . import layers, losses  # noqa: F401,E402  (tf.layers, tf.losses)
 # tf.NodeDef is the protobuf class of a GraphDef's nodes (graph_def.node[i]), as in TensorFlow.
 from tensorboard.compat.proto.node_def_pb2 import NodeDef  # noqa: F401,E402
 from .app import flags  # noqa: F401,E402

@@ -3,12 +3,17 @@
 Each op type's gradient is registered beside its definition (``register_gradient``); this
 module only walks the graph backwards from ``ys``, sums the contributions a tensor receives
 along several paths, and asks each op for the gradients of its inputs.
+
+A gradient may be an ``IndexedSlices`` (a gather's gradient with respect to its params): it
+passes through Identity ops unchanged, several of them for one tensor are concatenated, and it
+is densified where it meets a dense gradient or an op whose gradient function needs a tensor.
 """
 from __future__ import annotations
 
 from typing import Dict, List, Optional, Sequence
 
-from .framework import errors
+from .framework import dtypes, errors
+from .framework.indexed_slices import IndexedSlices
 from .framework.ops import Operation, Tensor, convert_to_tensor, get_default_graph
 from .framework.registry import get_gradient
 
@@ -29,10 +34,17 @@ def _differentiable(t: Tensor) -> bool:
     return t.dtype.is_floating
 
 
+# Op types whose gradient function hands an IndexedSlices gradient on as it is (TensorFlow's
+# _IdGrad): a variable's read is an Identity, so a gather of a variable gets a sparse gradient.
+# Every other gradient function receives dense gradients.
+_PASS_INDEXED_SLICES = frozenset({"Identity"})
+
+
 def gradients(ys, xs, grad_ys=None, name: str = "gradients", colocate_gradients_with_ops: bool = False,
               gate_gradients: bool = False, aggregation_method=None, stop_gradients=None
-              ) -> List[Optional[Tensor]]:
-    """Symbolic d(sum ys)/d(x) for each x in xs; None where x does not affect ys."""
+              ) -> list:
+    """Symbolic d(sum ys)/d(x) for each x in xs; None where x does not affect ys; an
+    IndexedSlices where x reaches ys only through gathers (and Identity ops)."""
     from .ops import array_ops, math_ops  # noqa: F401 - gradient functions register on import
 
     ys = [_to_tensor(y, as_ref=False) for y in _as_list(ys)]
@@ -75,6 +87,9 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients", colocate_gradients_
                 out_grads = [g if g is not None else array_ops.zeros_like(t)
                              for g, t in zip(out_grads, op._outputs)]
             with graph.name_scope(op.name + "_grad"), _maybe_colocate(graph, op, colocate_gradients_with_ops):
+                if op_type not in _PASS_INDEXED_SLICES:
+                    out_grads = [convert_to_tensor(g) if isinstance(g, IndexedSlices) else g
+                                 for g in out_grads]
                 in_grads = _as_list(grad_fn(op, *out_grads))
             if len(in_grads) != len(op._inputs):
                 raise ValueError(f"Num gradients {len(in_grads)} generated for op {op.node_def} "
@@ -82,7 +97,8 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients", colocate_gradients_
             for t, g in zip(op._inputs, in_grads):
                 if g is None or not _differentiable(t) or t.op not in between:
                     continue
-                g = convert_to_tensor(g)
+                g = _checked_indexed_slices(g, op, t) if isinstance(g, IndexedSlices) \
+                    else convert_to_tensor(g)
                 if g.dtype is not t.dtype:
                     raise TypeError(f"Gradient of {op.type} op '{op.name}' for input {t.name} has "
                                     f"dtype {g.dtype.name}, expected {t.dtype.name}")
@@ -98,13 +114,34 @@ def _maybe_colocate(graph, op: Operation, enabled: bool):
     return graph.colocate_with(op) if enabled else contextlib.nullcontext()
 
 
-def _aggregate(contributions: Optional[List[Tensor]], t: Tensor) -> Optional[Tensor]:
+def _checked_indexed_slices(g: IndexedSlices, op: Operation, t: Tensor) -> IndexedSlices:
+    """A sparse gradient for ``t`` must have t's rows as slices (the dense shape is checked as
+    a dense gradient's shape is, through g.shape)."""
+    if t.shape.ndims == 0 or not g.values.shape[1:].is_compatible_with(t.shape[1:]):
+        raise ValueError(f"Gradient of {op.type} op '{op.name}' for input {t.name} is "
+                         f"IndexedSlices with values of shape {g.values.shape}, which are not "
+                         f"rows of {t.shape}")
+    return g
+
+
+def _aggregate(contributions: Optional[list], t: Tensor):
+    """The sum of the gradients ``t`` receives: add_n of dense ones; the concatenation of
+    sparse ones (TensorFlow's _AggregateIndexedSlicesGradients); densified when mixed."""
     if not contributions:
         return None
     if len(contributions) == 1:
         return contributions[0]
     from .ops.math_ops import add_n
-    return add_n(contributions)
+    if not all(isinstance(g, IndexedSlices) for g in contributions):
+        return add_n([convert_to_tensor(g) for g in contributions])
+    from .ops.array_ops import concat
+    from .ops.math_ops import cast
+    index_dtypes = {g.indices.dtype for g in contributions}
+    # Mixed int32 and int64 indices concatenate as int64, as TensorFlow's _as_indexed_slices_list.
+    indices = [g.indices if len(index_dtypes) == 1 else cast(g.indices, dtypes.int64)
+               for g in contributions]
+    return IndexedSlices(concat([g.values for g in contributions], 0), concat(indices, 0),
+                         contributions[0].dense_shape)
 
 
 def _ops_between(ys: Sequence[Tensor], xs: Sequence[Tensor], stop) -> set:

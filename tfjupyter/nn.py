@@ -487,10 +487,13 @@ def embedding_lookup(params, ids, partition_strategy: str = "mod", name: Optiona
         else:
             table = _array_ops.concat(shards, 0)
             rows = ids if partition_strategy == "div" else _mod_rows(shards, ids)
-        result = _array_ops.gather(table, rows, name=None if max_norm is not None else scope)
-        if max_norm is None:
-            return result
-        return _clip_rows(result, ids.shape.ndims, max_norm, scope)
+        # With the table, as in TensorFlow: with the table on a ps task only the ids and the
+        # looked-up rows travel, not the table.
+        with table.graph.colocate_with(table.op):
+            result = _array_ops.gather(table, rows, name=None if max_norm is not None else scope)
+            if max_norm is None:
+                return result
+            return _clip_rows(result, ids.shape.ndims, max_norm, scope)
 
 
 def _mod_rows(shards, ids: Tensor) -> Tensor:

@@ -42,7 +42,7 @@ def compute_gradient(x: Tensor, x_shape: Sequence[int], y: Tensor, y_shape: Sequ
                 unit = np.zeros(y_size, dtype=y.dtype.as_numpy_dtype)
                 unit[j] = 1
                 feeds.update({x: x0, dy: unit.reshape(y_shape)})
-                theoretical[:, j] = np.asarray(sess.run(dx, feeds), dtype=np.float64).reshape(-1)
+                theoretical[:, j] = _dense(sess.run(dx, feeds), x_shape).reshape(-1)
         numerical = np.zeros((x_size, y_size), dtype=np.float64)
         flat = x0.reshape(-1)
         for i in range(x_size):
@@ -58,6 +58,17 @@ def compute_gradient(x: Tensor, x_shape: Sequence[int], y: Tensor, y_shape: Sequ
         if own_session:
             sess.close()
     return theoretical, numerical
+
+
+def _dense(value, shape) -> np.ndarray:
+    """A gradient's value as a float64 array of ``shape``: an IndexedSlicesValue (a gather's
+    gradient) summed into its rows, as TensorFlow's gradient checker does."""
+    from .framework.indexed_slices import IndexedSlicesValue
+    if not isinstance(value, IndexedSlicesValue):
+        return np.asarray(value, dtype=np.float64)
+    dense = np.zeros(shape, dtype=np.float64)
+    np.add.at(dense, np.asarray(value.indices), np.asarray(value.values, dtype=np.float64))
+    return dense
 
 
 def compute_gradient_error(x: Tensor, x_shape, y: Tensor, y_shape, x_init_value=None,

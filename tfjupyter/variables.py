@@ -9,9 +9,12 @@ from __future__ import annotations
 import os
 from typing import Callable, List, Optional, Sequence
 
+from tensorboard.compat.proto import variable_pb2
+
 from .framework import dtypes
 from .framework.ops import (GraphKeys, Operation, Tensor, convert_to_tensor, get_default_graph,
-                            register_tensor_conversion_function)
+                            prepend_name_scope, register_proto_function,
+                            register_tensor_conversion_function, strip_name_scope)
 from .framework.registry import NotDifferentiable, register_op
 from .framework.tensor_shape import TensorShape, as_shape
 from .ops import _shapes, array_ops, control_flow_ops
@@ -104,6 +107,12 @@ class Variable:
                  collections: Optional[Sequence[str]] = None, validate_shape: bool = True,
                  caching_device=None, name: Optional[str] = None, variable_def=None,
                  dtype=None, expected_shape=None, import_scope=None, constraint=None):
+        if variable_def is not None:
+            if initial_value is not None:
+                raise ValueError("variable_def and initial_value are mutually exclusive.")
+            self._init_from_proto(variable_def, import_scope)
+            self._constraint = constraint
+            return
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
         if collections is None:
@@ -139,6 +148,44 @@ class Variable:
         self._save_slice_info = None
         self._constraint = constraint
         graph.add_to_collections(collections, self)
+
+    def _init_from_proto(self, variable_def, import_scope: Optional[str]) -> None:
+        """The Variable whose ops a VariableDef names, already in the default graph (an imported
+        meta graph); the importer, not this, puts it in its collections."""
+        if variable_def.is_resource:
+            raise ValueError(f"Variable {variable_def.variable_name!r} is a resource variable; "
+                             "tfjupyter has reference (VariableV2) variables only.")
+        graph = get_default_graph()
+
+        def element(name: str):
+            return graph.as_graph_element(prepend_name_scope(name, import_scope))
+
+        self._variable = element(variable_def.variable_name)
+        self._initializer_op = element(variable_def.initializer_name)
+        self._snapshot = element(variable_def.snapshot_name)
+        # A VariableDef written by old TensorFlow versions may lack the initial value's name.
+        self._initial_value = (element(variable_def.initial_value_name)
+                               if variable_def.initial_value_name else None)
+        self._trainable = variable_def.trainable
+        self._save_slice_info = None
+
+    def to_proto(self, export_scope: Optional[str] = None):
+        """The VariableDef of this variable (its op names, without ``export_scope``), or None
+        when the variable is outside ``export_scope``."""
+        if export_scope and not self._variable.name.startswith(export_scope + "/"):
+            return None
+        proto = variable_pb2.VariableDef(
+            variable_name=strip_name_scope(self._variable.name, export_scope),
+            initializer_name=strip_name_scope(self._initializer_op.name, export_scope),
+            snapshot_name=strip_name_scope(self._snapshot.name, export_scope),
+            trainable=bool(self._trainable), is_resource=False)
+        if self._initial_value is not None:
+            proto.initial_value_name = strip_name_scope(self._initial_value.name, export_scope)
+        return proto
+
+    @staticmethod
+    def from_proto(variable_def, import_scope: Optional[str] = None) -> "Variable":
+        return Variable(variable_def=variable_def, import_scope=import_scope)
 
     # -- identity --------------------------------------------------------------------------------
     name = property(lambda self: self._variable.name)
@@ -241,6 +288,16 @@ def _install_variable_operators() -> None:
 _install_variable_operators()
 register_tensor_conversion_function(
     Variable, lambda v, dtype=None, name=None, as_ref=False: v._variable if as_ref else v.value())
+
+# In a MetaGraphDef the variable collections hold VariableDefs, so an import gets Variables back.
+for _key in (GraphKeys.GLOBAL_VARIABLES, GraphKeys.TRAINABLE_VARIABLES,
+             GraphKeys.LOCAL_VARIABLES, GraphKeys.MODEL_VARIABLES,
+             GraphKeys.MOVING_AVERAGE_VARIABLES, GraphKeys.GLOBAL_STEP, "metric_variables"):
+    register_proto_function(
+        _key, proto_type=variable_pb2.VariableDef,
+        to_proto=lambda v, export_scope: v.to_proto(export_scope),
+        from_proto=Variable.from_proto,
+        name_fields=("variable_name", "initial_value_name", "initializer_name", "snapshot_name"))
 
 
 # -- collections and initializers --------------------------------------------------------------------

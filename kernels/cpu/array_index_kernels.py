@@ -1,5 +1,5 @@
 """CPU kernels for the indexing array ops: Slice, StridedSlice(+Grad), GatherV2,
-UnsortedSegmentSum, OneHot, Where, Select, SelectV2."""
+UnsortedSegmentSum, Unique, OneHot, Where, Select, SelectV2."""
 from __future__ import annotations
 
 import numba
@@ -166,6 +166,24 @@ def unsorted_segment_sum(op, ctx):
             keep = flat_ids >= 0
             np.add.at(out, flat_ids[keep], np.reshape(data, (flat_ids.size,) + inner)[keep])
         return out
+    return run
+
+
+# -- Unique ------------------------------------------------------------------------------------------------------
+@KERNELS.register("Unique")
+def unique(op, ctx):
+    out_idx = op.get_attr("out_idx").as_numpy_dtype
+
+    def run(x):
+        if np.ndim(x) != 1:
+            raise ValueError(f"unique expects a 1D vector, got shape {dims_text(np.shape(x))}")
+        # np.unique sorts; TensorFlow keeps the order of first occurrence, so the sorted
+        # distinct values are put back in the order in which x first shows them.
+        distinct, first, inverse = np.unique(x, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")
+        position = np.empty_like(order)
+        position[order] = np.arange(order.size)
+        return distinct[order], position[inverse.reshape(-1)].astype(out_idx, copy=False)
     return run
 
 

@@ -29,6 +29,13 @@ _REF_ARGS = {
     "ApplyCenteredRMSProp": ("var", "mg", "ms", "mom"),
     "ApplyAdam": ("var", "m", "v"),
     "ApplyAdadelta": ("var", "accum", "accum_update"),
+    # The sparse apply ops (sparse_training_kernels.py) share the lookup and checks.
+    "SparseApplyMomentum": ("var", "accum"),
+    "SparseApplyAdagrad": ("var", "accum"),
+    "SparseApplyRMSProp": ("var", "ms", "mom"),
+    "SparseApplyCenteredRMSProp": ("var", "mg", "ms", "mom"),
+    "SparseApplyAdam": ("var", "m", "v"),
+    "SparseApplyAdadelta": ("var", "accum", "accum_update"),
 }
 
 

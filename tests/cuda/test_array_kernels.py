@@ -33,9 +33,10 @@ def const(shape, dtype=np.float32):
 
 def with_grads(y, xs):
     """y and dy/dx for each x, with a non-uniform upstream gradient (so every element of the
-    gradient is distinguishable)."""
+    gradient is distinguishable). A gather's gradient (an IndexedSlices) is densified, which
+    runs UnsortedSegmentSum."""
     w = tf.constant(values(y.shape.as_list(), y.dtype.as_numpy_dtype))
-    return [y] + tf.gradients(tf.reduce_sum(y * w), xs)
+    return [y] + [tf.convert_to_tensor(g) for g in tf.gradients(tf.reduce_sum(y * w), xs)]
 
 
 # -- Const ----------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import numpy as np
 from ..framework import dtypes, errors
 from ..framework.device import DeviceSpec
 from ..framework.ops import Graph, GraphKeys, Operation, Tensor, get_default_graph
+from ..framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from ..framework.sparse_tensor import SparseTensor, SparseTensorValue
 from ..runtime import cancellation, events
 from ..runtime.devices import Device, local_devices
@@ -55,6 +56,10 @@ class _FetchStructure:
             parts = [self._flatten(graph, t)
                      for t in (fetch.indices, fetch.values, fetch.dense_shape)]
             return lambda v: SparseTensorValue(*[b(v) for b in parts])
+        if isinstance(fetch, IndexedSlices):  # its tensors; dense_shape may be None
+            parts = [self._flatten(graph, t) if t is not None else (lambda v: None)
+                     for t in (fetch.values, fetch.indices, fetch.dense_shape)]
+            return lambda v: IndexedSlicesValue(*[b(v) for b in parts])
         if isinstance(fetch, (list, tuple)) and not hasattr(fetch, "_as_graph_element"):
             builders = [self._flatten(graph, f) for f in fetch]
             if hasattr(fetch, "_fields"):   # namedtuple
@@ -580,10 +585,11 @@ def _scalar(value):
 
 def _fetch_key(fetches):
     """A hashable key for fetch structures that are cheap to recognise; None otherwise."""
-    if isinstance(fetches, (Tensor, Operation, SparseTensor)):
+    if isinstance(fetches, (Tensor, Operation, SparseTensor, IndexedSlices)):
         return fetches
     if type(fetches) in (list, tuple) and all(
-            isinstance(f, (Tensor, Operation, SparseTensor)) or hasattr(f, "_as_graph_element")
+            isinstance(f, (Tensor, Operation, SparseTensor, IndexedSlices))
+            or hasattr(f, "_as_graph_element")
             for f in fetches):
         return (type(fetches),) + tuple(fetches)
     if isinstance(fetches, str):

@@ -147,7 +147,12 @@ class Server:
         self._grpc = grpc.server(
             ElasticThreadPool(f"tfjupyter-{job_name}{task_index}"),
             interceptors=[TokenInterceptor(self._token)],
+            # Peers ping every 5 s (channel_options), also between calls: accept that,
+            # instead of answering their "too many pings" with GOAWAY.
             options=channel_options() + (("grpc.http2.min_ping_interval_without_data_ms", 5000),
+                                         ("grpc.http2.min_recv_ping_interval_without_data_ms",
+                                          4000),
+                                         ("grpc.http2.max_ping_strikes", 0),
                                          ("grpc.so_reuseport", 0)),
             maximum_concurrent_rpcs=_MAX_CONCURRENT_RPCS)
         try:

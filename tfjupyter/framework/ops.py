@@ -4,7 +4,8 @@ from __future__ import annotations
 import contextlib
 import re
 import threading
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
+from typing import (Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple,
+                    Union)
 
 import numpy as np
 
@@ -705,3 +706,49 @@ def get_collection(name: str, scope: Optional[str] = None) -> List:
 
 def get_collection_ref(name: str) -> List:
     return get_default_graph().get_collection_ref(name)
+
+
+# -- names under an export or import scope (meta graphs) -------------------------------------------
+def strip_name_scope(name: str, export_scope: Optional[str]) -> str:
+    """``name`` without the leading ``export_scope/``, also inside ``^name`` (control inputs)
+    and ``loc:@name`` (colocation groups); unchanged when it is outside the scope."""
+    if not export_scope:
+        return name
+    scope = re.escape(export_scope.rstrip("/"))
+    return re.sub(r"([\^]|loc:@|^)" + scope + r"/+(.*)", r"\1\2", name, count=1)
+
+
+def prepend_name_scope(name: str, import_scope: Optional[str]) -> str:
+    """``import_scope/name``, also inside ``^name`` and ``loc:@name``."""
+    if not import_scope:
+        return name
+    scope = import_scope.rstrip("/")
+    return re.sub(r"([\^]|loc:@|^)(.*)", lambda m: f"{m.group(1)}{scope}/{m.group(2)}", name,
+                  count=1)
+
+
+# -- collections whose items are written as protos (meta graphs) -----------------------------------
+class _ProtoFunctions(NamedTuple):
+    proto_type: type
+    to_proto: Optional[Callable[[Any, Optional[str]], Any]]      # (item, export_scope) -> proto
+    from_proto: Optional[Callable[[Any, Optional[str]], Any]]    # (proto, import_scope) -> item
+    name_fields: Tuple[str, ...]     # the proto's fields holding graph names (import renames them)
+
+
+_PROTO_FUNCTIONS: Dict[str, _ProtoFunctions] = {}
+
+
+def register_proto_function(collection_name: str, proto_type=None, to_proto=None,
+                            from_proto=None, name_fields: Sequence[str] = ()) -> None:
+    """Declares that the items of a collection are written as ``proto_type`` protos
+    (``to_proto(item, export_scope)``, None to leave an item out) and read back with
+    ``from_proto(proto, import_scope)`` (TensorFlow's ``ops.register_proto_function``).
+    ``name_fields`` are the proto's fields that hold op or tensor names (strings or repeated
+    strings), so an import can give them the names the ops got."""
+    _PROTO_FUNCTIONS[collection_name] = _ProtoFunctions(proto_type, to_proto, from_proto,
+                                                        tuple(name_fields))
+
+
+def get_proto_functions(collection_name: str) -> Optional[_ProtoFunctions]:
+    """What ``register_proto_function`` declared for a collection, or None."""
+    return _PROTO_FUNCTIONS.get(collection_name)

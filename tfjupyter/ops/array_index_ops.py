@@ -19,7 +19,8 @@ from .array_ops import (_check_index_dtype, _check_rank, _const, _const_int, _in
                         constant, rank, reshape, shape, size, squeeze, transpose, zeros_like)
 from .array_join_ops import concat, pad, stack
 
-__all__ = ["slice", "strided_slice", "gather", "one_hot", "where", "select", "boolean_mask"]
+__all__ = ["slice", "strided_slice", "gather", "unique", "one_hot", "where", "select",
+           "boolean_mask"]
 
 _MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
 
@@ -371,10 +372,21 @@ def _gather_grad(op, grad):
         p_shape = shape(params)
         values_shape = concat([p_shape[:axis], reshape(index_count, [1]), p_shape[axis + 1:]], 0)
         num_segments = p_shape[axis]
-    from .array_scatter_ops import unsorted_segment_sum
     values = reshape(grad, values_shape)
     if axis == 0:
-        return [unsorted_segment_sum(values, flat_indices, num_segments), None, None]
+        # Sparse, as TensorFlow's _GatherV2Grad: the gathered rows' gradients at their rows, so
+        # a large embedding's gradient costs the looked-up rows (duplicates summed when used).
+        if params.shape.is_fully_defined():
+            dims = params.shape.as_list()
+            big = builtins.max(dims, default=0) >= 2 ** 31
+            dense_shape = constant(np.array(dims, np.int64 if big else np.int32))
+        else:
+            # Computed with params, so only the shape travels when params is on another task.
+            with params.graph.colocate_with(params.op):
+                dense_shape = shape(params)
+        from ..framework.indexed_slices import IndexedSlices
+        return [IndexedSlices(values, flat_indices, dense_shape), None, None]
+    from .array_scatter_ops import unsorted_segment_sum
     # Move the gathered axis to the front, sum the slices per index, move it back.
     perm = [axis] + list(range(axis)) + list(range(axis + 1, r))
     summed = unsorted_segment_sum(transpose(values, perm), flat_indices, num_segments)
@@ -388,6 +400,31 @@ def gather(params, indices, validate_indices=None, name: Optional[str] = None, a
         _to_int_tensor(indices, "indices", "indices")
     axis_t = _to_int_tensor(axis, "axis", "axis")
     return _new_op("GatherV2", [p, idx, axis_t], name=name or "GatherV2").outputs[0]
+
+
+# -- Unique ----------------------------------------------------------------------------------------------
+@register_op("Unique")
+def _unique_shape(op):
+    x = op.inputs[0]
+    _check_rank(op, x, (1,), "x")
+    out_idx = op.get_attr("out_idx")
+    if out_idx not in (dtypes.int32, dtypes.int64):
+        raise TypeError(f"out_idx must be int32 or int64, got {out_idx.name} for '{op.name}' "
+                        "(op: 'Unique')")
+    return [(x.dtype, TensorShape([None])), (out_idx, x.shape)]
+
+
+# Its index output is not differentiable and TensorFlow 1.x declares no gradient for it.
+NotDifferentiable("Unique")
+
+
+def unique(x, out_idx=dtypes.int32, name: Optional[str] = None) -> Tuple[Tensor, Tensor]:
+    """(y, idx): the distinct elements of the vector x in order of first occurrence, and for
+    each element of x its position in y (x == gather(y, idx))."""
+    t = convert_to_tensor(x)
+    result = _new_op("Unique", [t], {"T": t.dtype, "out_idx": dtypes.as_dtype(out_idx)},
+                     name=name or "Unique")
+    return result.outputs[0], result.outputs[1]
 
 
 # -- OneHot ------------------------------------------------------------------------------------------------

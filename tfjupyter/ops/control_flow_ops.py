@@ -38,13 +38,24 @@ def group(*inputs, name: Optional[str] = None) -> Operation:
 
 
 def tuple(tensors: Sequence, name: Optional[str] = None, control_inputs=None):  # noqa: A001
-    """Each tensor again, gated so that none is available until all are computed."""
-    gate = group(*[t for t in tensors if t is not None], *(control_inputs or ()))
+    """Each tensor (or IndexedSlices) again, gated so that none is available until all are
+    computed."""
+    from ..framework.indexed_slices import IndexedSlices
+    # An IndexedSlices is gated through its values, as in TensorFlow: its indices are often a
+    # fed placeholder, which must not become a control input (it would have to run unfed).
+    computed = [t.values if isinstance(t, IndexedSlices) else t for t in tensors if t is not None]
+    gate = group(*computed, *(control_inputs or ()))
     with name_scope(name, "tuple"):
         return [None if t is None else with_dependencies([gate], t) for t in tensors]
 
 
-def with_dependencies(dependencies, output_tensor, name: Optional[str] = None) -> Tensor:
+def with_dependencies(dependencies, output_tensor, name: Optional[str] = None):
+    """output_tensor, available only once ``dependencies`` have run; for an IndexedSlices, its
+    values are gated (its indices come with them), as in TensorFlow."""
+    from ..framework.indexed_slices import IndexedSlices
+    if isinstance(output_tensor, IndexedSlices):
+        values = with_dependencies(dependencies, output_tensor.values, name=name)
+        return IndexedSlices(values, output_tensor.indices, output_tensor.dense_shape)
     output_tensor = convert_to_tensor(output_tensor)
     with output_tensor.graph.control_dependencies(dependencies):
         return array_ops.identity(output_tensor, name=name)

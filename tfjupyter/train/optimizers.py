@@ -5,6 +5,13 @@ variables) then ``apply_gradients``, which adds one apply op per variable — Ap
 friends, fused in-place kernels that update the variable and its slots — grouped into the
 train op, and increments the global step once they have all run.
 
+An ``IndexedSlices`` gradient (a gather's, e.g. an embedding lookup's) is applied sparsely, as
+TensorFlow 1.x's ``_apply_sparse_duplicate_indices``: GradientDescent subtracts the scaled
+rows with ScatterSub; the others first sum the rows of repeated indices and then run their
+SparseApply op, which touches only those rows (Adam's is TensorFlow 1.x's ``_apply_sparse``:
+its moments decay everywhere, see SparseApplyAdam). The update ops are colocated with their
+variable, so with the variable on a ps task only the gradient's rows and indices travel.
+
 Slots (Momentum's accumulator, Adam's moments, ...) are variables named
 ``<variable>/<optimizer name>``, ``<variable>/<optimizer name>_1``, ..., placed with their
 variable, as TensorFlow names them; ``get_slot(var, "m")`` finds them.
@@ -13,13 +20,16 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+import numpy as np
+
 from ..framework import dtypes
 from ..framework.ops import (Graph, GraphKeys, Operation, Tensor, convert_to_tensor,
                              get_default_graph)
 from ..framework.registry import NotDifferentiable, register_op
 from ..framework.tensor_shape import TensorShape, list_str
 from ..gradients import gradients
-from ..ops import _shapes, control_flow_ops, math_ops
+from ..framework.indexed_slices import IndexedSlices
+from ..ops import _shapes, array_ops, control_flow_ops, math_ops, state_ops
 from ..variables import Variable, assign_add
 from .training_util import create_filled_slot, create_slot
 
@@ -72,6 +82,63 @@ for _op_type, (_, _n_refs) in _APPLY_OPS.items():
     NotDifferentiable(_op_type)
 
 
+# The sparse apply ops: ``grad`` holds rows of var, ``indices`` the row of each, and only those
+# rows of var and its slots change, once per index in order (callers sum repeated indices
+# first, as TensorFlow's optimizers do). SparseApplyAdam is ours: TensorFlow 1.x's Adam applies
+# an IndexedSlices with Assign, ScatterAdd and AssignSub over the whole variable, and this op
+# is that computation fused in place, without the temporaries of the variable's size.
+_SPARSE_APPLY_OPS: Dict[str, Tuple[Tuple[str, ...], int]] = {
+    "SparseApplyMomentum": (("var", "accum", "lr", "grad", "indices", "momentum"), 2),
+    "SparseApplyAdagrad": (("var", "accum", "lr", "grad", "indices"), 2),
+    "SparseApplyRMSProp": (("var", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad",
+                            "indices"), 3),
+    "SparseApplyCenteredRMSProp": (("var", "mg", "ms", "mom", "lr", "rho", "momentum",
+                                    "epsilon", "grad", "indices"), 4),
+    "SparseApplyAdam": (("var", "m", "v", "beta1_power", "beta2_power", "lr", "beta1", "beta2",
+                         "epsilon", "grad", "indices"), 3),
+    "SparseApplyAdadelta": (("var", "accum", "accum_update", "lr", "rho", "epsilon", "grad",
+                             "indices"), 3),
+}
+
+
+def _sparse_apply_shape(op) -> List[Tuple[dtypes.DType, TensorShape]]:
+    arg_names, n_refs = _SPARSE_APPLY_OPS[op.type]
+    args = dict(zip(arg_names, op.inputs))
+    var, grad, indices = args["var"], args["grad"], args["indices"]
+    where = f"for '{op.name}' (op: '{op.type}')"
+    _shapes.check_dtype_in(op, var, _FLOAT_TYPES)
+    _shapes.check_same_dtype(op, *[t for name, t in args.items() if name != "indices"])
+    if indices.dtype not in (dtypes.int32, dtypes.int64):
+        raise TypeError(f"indices must be int32 or int64, got {indices.dtype.name} {where}")
+    shape = var.shape
+    for arg in arg_names[:n_refs]:
+        if not shape.is_compatible_with(args[arg].shape):
+            raise ValueError(f"var and {arg} do not have the same shape: {list_str(var.shape)} "
+                             f"vs {list_str(args[arg].shape)} {where}")
+        shape = shape.merge_with(args[arg].shape)
+    if shape.ndims == 0:
+        raise ValueError(f"var must be at least 1 dimensional {where}")
+    if indices.shape.ndims not in (None, 1):
+        raise ValueError(f"indices must be one-dimensional, got {list_str(indices.shape)} "
+                         f"{where}")
+    if shape.ndims is not None and grad.shape.ndims is not None:
+        expected = indices.shape.concatenate(shape[1:]) if indices.shape.ndims is not None \
+            else TensorShape([None]).concatenate(shape[1:])
+        if not grad.shape.is_compatible_with(expected):
+            raise ValueError(f"grad must be the rows of var at indices: {list_str(grad.shape)} "
+                             f"vs {list_str(expected)} {where}")
+    for arg in arg_names[n_refs:]:
+        t = args[arg]
+        if arg not in ("grad", "indices") and t.shape.ndims not in (None, 0):
+            raise ValueError(f"{arg} is not a scalar: {list_str(t.shape)} {where}")
+    return [(var.dtype, shape)]
+
+
+for _op_type, (_, _n_refs) in _SPARSE_APPLY_OPS.items():
+    register_op(_op_type, ref_inputs=tuple(range(_n_refs)), stateful=True)(_sparse_apply_shape)
+    NotDifferentiable(_op_type)
+
+
 def _ref_tensor(ref, op_type: str) -> Tensor:
     t = ref._ref() if isinstance(ref, Variable) else ref
     if not isinstance(t, Tensor) or t.op.type != "VariableV2":
@@ -87,6 +154,9 @@ def _apply(op_type: str, refs: Sequence, values: Sequence, use_locking: bool,
                             hasattr(v, "_as_graph_element") else convert_to_tensor(v, dtype=dtype)
                             for v in values]
     attrs.update(T=dtype, use_locking=bool(use_locking))
+    if op_type in _SPARSE_APPLY_OPS:
+        arg_names, _ = _SPARSE_APPLY_OPS[op_type]
+        attrs.update(Tindices=inputs[arg_names.index("indices")].dtype)
     graph = ref_tensors[0].graph
     return graph.create_op(op_type, inputs, attrs, name=name or op_type).outputs[0]
 
@@ -145,6 +215,71 @@ def apply_adadelta(var, accum, accum_update, lr, rho, epsilon, grad, use_locking
     accum_update + (1 - rho) * update^2``."""
     return _apply("ApplyAdadelta", [var, accum, accum_update], [lr, rho, epsilon, grad],
                   use_locking, name)
+
+
+def _indices_tensor(indices) -> Tensor:
+    """Row indices as a tensor: int64 only when given as int64 (the apply ops' other inputs
+    are converted to var's dtype, which indices must not be)."""
+    if isinstance(indices, Tensor) or hasattr(indices, "_as_graph_element"):
+        return convert_to_tensor(indices)
+    wide = np.asarray(indices).dtype == np.int64
+    return convert_to_tensor(indices, dtype=dtypes.int64 if wide else dtypes.int32)
+
+
+def sparse_apply_momentum(var, accum, lr, grad, indices, momentum, use_locking: bool = False,
+                          name: Optional[str] = None, use_nesterov: bool = False) -> Tensor:
+    """apply_momentum on the rows ``indices`` of var and accum, with ``grad`` their rows."""
+    return _apply("SparseApplyMomentum", [var, accum], [lr, grad, _indices_tensor(indices),
+                                                         momentum], use_locking, name,
+                  use_nesterov=bool(use_nesterov))
+
+
+def sparse_apply_adagrad(var, accum, lr, grad, indices, use_locking: bool = False,
+                         name: Optional[str] = None) -> Tensor:
+    """apply_adagrad on the rows ``indices`` of var and accum."""
+    return _apply("SparseApplyAdagrad", [var, accum], [lr, grad, _indices_tensor(indices)],
+                  use_locking, name)
+
+
+def sparse_apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad, indices,
+                          use_locking: bool = False, name: Optional[str] = None) -> Tensor:
+    """apply_rms_prop on the rows ``indices`` of var, ms and mom."""
+    return _apply("SparseApplyRMSProp", [var, ms, mom],
+                  [lr, rho, momentum, epsilon, grad, _indices_tensor(indices)], use_locking, name)
+
+
+def sparse_apply_centered_rms_prop(var, mg, ms, mom, lr, rho, momentum, epsilon, grad, indices,
+                                   use_locking: bool = False,
+                                   name: Optional[str] = None) -> Tensor:
+    """apply_centered_rms_prop on the rows ``indices`` of var, mg, ms and mom."""
+    return _apply("SparseApplyCenteredRMSProp", [var, mg, ms, mom],
+                  [lr, rho, momentum, epsilon, grad, _indices_tensor(indices)], use_locking, name)
+
+
+def sparse_apply_adam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad,
+                      indices, use_locking: bool = False, name: Optional[str] = None) -> Tensor:
+    """TensorFlow 1.x's Adam update for a gradient given at rows ``indices``: ``m = beta1 * m``
+    and ``v = beta2 * v`` everywhere, ``m[indices] += (1 - beta1) * grad``, ``v[indices] += (1 -
+    beta2) * grad^2``, then ``var -= lr_t * m / (sqrt(v) + epsilon)`` everywhere."""
+    return _apply("SparseApplyAdam", [var, m, v],
+                  [beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad,
+                   _indices_tensor(indices)], use_locking, name)
+
+
+def sparse_apply_adadelta(var, accum, accum_update, lr, rho, epsilon, grad, indices,
+                          use_locking: bool = False, name: Optional[str] = None) -> Tensor:
+    """apply_adadelta on the rows ``indices`` of var, accum and accum_update."""
+    return _apply("SparseApplyAdadelta", [var, accum, accum_update],
+                  [lr, rho, epsilon, grad, _indices_tensor(indices)], use_locking, name)
+
+
+def _deduplicate_indexed_slices(values: Tensor, indices: Tensor) -> Tuple[Tensor, Tensor]:
+    """(summed values, unique indices): the rows of repeated indices summed, as TensorFlow's
+    optimizer helper of the same name."""
+    unique_indices, positions = array_ops.unique(indices)
+    summed = array_ops.unsorted_segment_sum(values, positions,
+                                            array_ops.shape(unique_indices)[0])
+    return summed, unique_indices
 
 
 # ---------------------------------------------------------------------------------------------
@@ -263,7 +398,7 @@ class Optimizer:
             raise ValueError("No variables provided.")
         converted = []
         for g, v in grads_and_vars:
-            if g is not None:
+            if g is not None and not isinstance(g, IndexedSlices):
                 try:
                     g = convert_to_tensor(g)
                 except (TypeError, ValueError):
@@ -295,7 +430,10 @@ class Optimizer:
                     if grad is None:
                         continue
                     with graph.name_scope("update_" + var.op.name), graph.colocate_with(var.op):
-                        update_ops.append(self._apply_dense(grad, var))
+                        if isinstance(grad, IndexedSlices):
+                            update_ops.append(self._apply_sparse_duplicate_indices(grad, var))
+                        else:
+                            update_ops.append(self._apply_dense(grad, var))
                 if global_step is None:
                     apply_updates = self._finish(update_ops, scope)
                 else:
@@ -336,6 +474,17 @@ class Optimizer:
 
     def _apply_dense(self, grad: Tensor, var) -> Operation:
         raise NotImplementedError(f"{type(self).__name__} must implement _apply_dense")
+
+    def _apply_sparse_duplicate_indices(self, grad: IndexedSlices, var) -> Operation:
+        """Applies an IndexedSlices gradient whose indices may repeat: sums the rows of each
+        index, then ``_apply_sparse``. Optimizers whose update is linear in the gradient
+        override it to skip the sum."""
+        values, indices = _deduplicate_indexed_slices(grad.values, grad.indices)
+        return self._apply_sparse(IndexedSlices(values, indices, grad.dense_shape), var)
+
+    def _apply_sparse(self, grad: IndexedSlices, var) -> Operation:
+        """Applies an IndexedSlices gradient with distinct indices."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _apply_sparse")
 
     def _finish(self, update_ops: List[Operation], name_scope: str) -> Operation:
         return control_flow_ops.group(*update_ops, name=name_scope)
@@ -443,6 +592,11 @@ class GradientDescentOptimizer(Optimizer):
         return apply_gradient_descent(var, self._hyper("learning_rate", var.dtype), grad,
                                       use_locking=self._use_locking).op
 
+    def _apply_sparse_duplicate_indices(self, grad, var) -> Operation:
+        # Linear in the gradient: ScatterSub subtracts every row, repeated indices included.
+        delta = math_ops.multiply(grad.values, self._hyper("learning_rate", var.dtype))
+        return state_ops.scatter_sub(var, grad.indices, delta, use_locking=self._use_locking).op
+
 
 class MomentumOptimizer(Optimizer):
     """``accumulation = momentum * accumulation + grad``; ``var -= learning_rate *
@@ -471,6 +625,13 @@ class MomentumOptimizer(Optimizer):
                               self._hyper("momentum", var.dtype), use_locking=self._use_locking,
                               use_nesterov=self._use_nesterov).op
 
+    def _apply_sparse(self, grad, var) -> Operation:
+        return sparse_apply_momentum(var, self.get_slot(var, "momentum"),
+                                     self._hyper("learning_rate", var.dtype), grad.values,
+                                     grad.indices, self._hyper("momentum", var.dtype),
+                                     use_locking=self._use_locking,
+                                     use_nesterov=self._use_nesterov).op
+
 
 class AdagradOptimizer(Optimizer):
     """``accumulator += grad^2``; ``var -= learning_rate * grad / sqrt(accumulator)``."""
@@ -496,6 +657,11 @@ class AdagradOptimizer(Optimizer):
         return apply_adagrad(var, self.get_slot(var, "accumulator"),
                              self._hyper("learning_rate", var.dtype), grad,
                              use_locking=self._use_locking).op
+
+    def _apply_sparse(self, grad, var) -> Operation:
+        return sparse_apply_adagrad(var, self.get_slot(var, "accumulator"),
+                                    self._hyper("learning_rate", var.dtype), grad.values,
+                                    grad.indices, use_locking=self._use_locking).op
 
 
 class RMSPropOptimizer(Optimizer):
@@ -538,6 +704,17 @@ class RMSPropOptimizer(Optimizer):
                                            use_locking=self._use_locking).op
         return apply_rms_prop(var, rms, mom, *hyper, grad, use_locking=self._use_locking).op
 
+    def _apply_sparse(self, grad, var) -> Operation:
+        hyper = [self._hyper(n, var.dtype) for n in ("learning_rate", "decay", "momentum",
+                                                      "epsilon")]
+        rms, mom = self.get_slot(var, "rms"), self.get_slot(var, "momentum")
+        if self._centered:
+            return sparse_apply_centered_rms_prop(var, self.get_slot(var, "mg"), rms, mom, *hyper,
+                                                  grad.values, grad.indices,
+                                                  use_locking=self._use_locking).op
+        return sparse_apply_rms_prop(var, rms, mom, *hyper, grad.values, grad.indices,
+                                     use_locking=self._use_locking).op
+
 
 class AdamOptimizer(Optimizer):
     """Adam (Kingma & Ba): ``m = beta1 * m + (1 - beta1) * grad``, ``v = beta2 * v + (1 -
@@ -579,16 +756,28 @@ class AdamOptimizer(Optimizer):
         self._make_hyper("beta2", self._beta2)
         self._make_hyper("epsilon", self._epsilon)
 
-    def _apply_dense(self, grad, var) -> Operation:
+    def _beta_powers(self, var) -> Tuple[Tensor, Tensor]:
         dtype = var.dtype.base_dtype
         beta1_power, beta2_power = self._get_beta_accumulators(var.graph)
         if beta1_power.dtype.base_dtype is not dtype:
             beta1_power = math_ops.cast(beta1_power, dtype)
             beta2_power = math_ops.cast(beta2_power, dtype)
-        return apply_adam(var, self.get_slot(var, "m"), self.get_slot(var, "v"), beta1_power,
-                          beta2_power, self._hyper("learning_rate", dtype),
+        return beta1_power, beta2_power
+
+    def _apply_dense(self, grad, var) -> Operation:
+        dtype = var.dtype.base_dtype
+        return apply_adam(var, self.get_slot(var, "m"), self.get_slot(var, "v"),
+                          *self._beta_powers(var), self._hyper("learning_rate", dtype),
                           self._hyper("beta1", dtype), self._hyper("beta2", dtype),
                           self._hyper("epsilon", dtype), grad, use_locking=self._use_locking).op
+
+    def _apply_sparse(self, grad, var) -> Operation:
+        dtype = var.dtype.base_dtype
+        return sparse_apply_adam(var, self.get_slot(var, "m"), self.get_slot(var, "v"),
+                                 *self._beta_powers(var), self._hyper("learning_rate", dtype),
+                                 self._hyper("beta1", dtype), self._hyper("beta2", dtype),
+                                 self._hyper("epsilon", dtype), grad.values, grad.indices,
+                                 use_locking=self._use_locking).op
 
     def _finish(self, update_ops, name_scope) -> Operation:
         beta1_power, beta2_power = self._get_beta_accumulators()
@@ -632,3 +821,11 @@ class AdadeltaOptimizer(Optimizer):
                               self._hyper("learning_rate", dtype), self._hyper("rho", dtype),
                               self._hyper("epsilon", dtype), grad,
                               use_locking=self._use_locking).op
+
+    def _apply_sparse(self, grad, var) -> Operation:
+        dtype = var.dtype
+        return sparse_apply_adadelta(var, self.get_slot(var, "accum"),
+                                     self.get_slot(var, "accum_update"),
+                                     self._hyper("learning_rate", dtype), self._hyper("rho", dtype),
+                                     self._hyper("epsilon", dtype), grad.values, grad.indices,
+                                     use_locking=self._use_locking).op

@@ -7,12 +7,46 @@ import threading
 import weakref
 from typing import List, Optional, Sequence
 
-from ..framework import errors
-from ..framework.ops import GraphKeys, get_default_graph
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-__all__ = ["QueueRunner", "add_queue_runner", "start_queue_runners"]
+from ..framework import errors
+from ..framework.ops import (GraphKeys, Operation, get_default_graph, prepend_name_scope,
+                             register_proto_function, strip_name_scope)
+
+__all__ = ["QueueRunner", "QueueRunnerDef", "add_queue_runner", "start_queue_runners"]
 
 _log = logging.getLogger("tfjupyter")
+
+
+def _queue_runner_def_class():
+    """TensorFlow's QueueRunnerDef (tensorflow/core/protobuf/queue_runner.proto), which
+    TensorBoard's compiled protos lack: the same fields and numbers, so the bytes are
+    TensorFlow's. The exception types are TensorFlow's error.Code enum there; an int32 here has
+    the same wire form. Built in a pool of its own, so it cannot clash with other copies."""
+    proto = descriptor_pb2.FileDescriptorProto(name="tfjupyter/train/queue_runner.proto",
+                                               package="tfjupyter", syntax="proto3")
+    message = proto.message_type.add(name="QueueRunnerDef")
+    field = descriptor_pb2.FieldDescriptorProto
+    for number, name, label, kind in (
+            (1, "queue_name", field.LABEL_OPTIONAL, field.TYPE_STRING),
+            (2, "enqueue_op_name", field.LABEL_REPEATED, field.TYPE_STRING),
+            (3, "close_op_name", field.LABEL_OPTIONAL, field.TYPE_STRING),
+            (4, "cancel_op_name", field.LABEL_OPTIONAL, field.TYPE_STRING),
+            (5, "queue_closed_exception_types", field.LABEL_REPEATED, field.TYPE_INT32)):
+        message.field.add(name=name, number=number, label=label, type=kind)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("tfjupyter.QueueRunnerDef"))
+
+
+QueueRunnerDef = _queue_runner_def_class()
+_ERROR_CLASSES = {cls.error_code: cls for cls in (getattr(errors, name) for name in errors.__all__)
+                  if cls is not errors.OpError}
+
+
+def _op_name(element) -> str:
+    """The op name of an Operation or Tensor (a queue runner's ops may be given as either)."""
+    return element.name if isinstance(element, Operation) else element.op.name
 
 
 class QueueRunner:
@@ -25,8 +59,10 @@ class QueueRunner:
                  cancel_op=None, queue_closed_exception_types=None, queue_runner_def=None,
                  import_scope=None):
         if queue_runner_def is not None:
-            raise NotImplementedError("QueueRunner from a QueueRunnerDef (import_meta_graph) is "
-                                      "not supported; pass queue and enqueue_ops.")
+            if queue is not None or enqueue_ops is not None:
+                raise ValueError("queue_runner_def and queue are mutually exclusive.")
+            self._init_from_proto(queue_runner_def, import_scope)
+            return
         if queue is None or not enqueue_ops:
             raise ValueError("Must provide queue and enqueue_ops.")
         if queue_closed_exception_types is not None:
@@ -45,9 +81,55 @@ class QueueRunner:
             queue.close(cancel_pending_enqueues=True)
         self._queue_closed_exception_types = (queue_closed_exception_types
                                               or (errors.OutOfRangeError,))
+        self._init_threading()
+
+    def _init_threading(self) -> None:
         self._lock = threading.Lock()
         self._runs_per_session = weakref.WeakKeyDictionary()
         self._exceptions_raised: List[BaseException] = []
+
+    def _init_from_proto(self, queue_runner_def, import_scope: Optional[str]) -> None:
+        """The runner of a QueueRunnerDef whose ops are in the default graph (an imported meta
+        graph). Its ``queue`` is then the queue's op, as in TensorFlow."""
+        graph = get_default_graph()
+
+        def op(name: str) -> Operation:
+            return graph.as_graph_element(prepend_name_scope(name, import_scope),
+                                          allow_tensor=False)
+
+        self._queue = op(queue_runner_def.queue_name)
+        self._enqueue_ops = [op(name) for name in queue_runner_def.enqueue_op_name]
+        self._close_op = op(queue_runner_def.close_op_name)
+        self._cancel_op = op(queue_runner_def.cancel_op_name)
+        unknown = [c for c in queue_runner_def.queue_closed_exception_types
+                   if c not in _ERROR_CLASSES]
+        if unknown:
+            raise ValueError(f"QueueRunnerDef for {queue_runner_def.queue_name!r} has unknown "
+                             f"error codes {unknown} in queue_closed_exception_types")
+        self._queue_closed_exception_types = tuple(
+            _ERROR_CLASSES[c] for c in queue_runner_def.queue_closed_exception_types
+        ) or (errors.OutOfRangeError,)
+        self._init_threading()
+
+    def to_proto(self, export_scope: Optional[str] = None):
+        """The QueueRunnerDef of this runner (op names without ``export_scope/``), or None when
+        its queue is outside ``export_scope``."""
+        queue_name = _op_name(self._queue.queue_ref) if hasattr(self._queue, "queue_ref") \
+            else _op_name(self._queue)
+        if export_scope and not queue_name.startswith(export_scope.rstrip("/") + "/"):
+            return None
+        return QueueRunnerDef(
+            queue_name=strip_name_scope(queue_name, export_scope),
+            enqueue_op_name=[strip_name_scope(_op_name(x), export_scope)
+                             for x in self._enqueue_ops],
+            close_op_name=strip_name_scope(_op_name(self._close_op), export_scope),
+            cancel_op_name=strip_name_scope(_op_name(self._cancel_op), export_scope),
+            queue_closed_exception_types=[t.error_code
+                                          for t in self._queue_closed_exception_types])
+
+    @staticmethod
+    def from_proto(queue_runner_def, import_scope: Optional[str] = None) -> "QueueRunner":
+        return QueueRunner(queue_runner_def=queue_runner_def, import_scope=import_scope)
 
     queue = property(lambda self: self._queue)
     enqueue_ops = property(lambda self: self._enqueue_ops)
@@ -159,3 +241,11 @@ def start_queue_runners(sess=None, coord=None, daemon: bool = True, start: bool 
         for qr in runners:
             threads.extend(qr.create_threads(sess, coord=coord, daemon=daemon, start=start))
     return threads
+
+
+# In a MetaGraphDef the queue_runners collection holds QueueRunnerDefs, as in TensorFlow.
+register_proto_function(
+    GraphKeys.QUEUE_RUNNERS, proto_type=QueueRunnerDef,
+    to_proto=lambda runner, export_scope: runner.to_proto(export_scope),
+    from_proto=QueueRunner.from_proto,
+    name_fields=("queue_name", "enqueue_op_name", "close_op_name", "cancel_op_name"))

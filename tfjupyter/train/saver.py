@@ -14,7 +14,9 @@ SaveV2/RestoreV2 placed beside its variables, and ``MergeV2Checkpoints`` joins t
 The files are TensorFlow's V2 format (see ``tensor_bundle``), written atomically, also over
 an existing checkpoint of the same prefix: a save killed at any instant leaves the old
 checkpoint or the new one. The meta graph and the "checkpoint" state file are replaced
-atomically as well (``tensor_bundle.atomic_write``).
+atomically as well (``tensor_bundle.atomic_write``). The meta graph (``<prefix>.meta``) is a
+MetaGraphDef (``framework/meta_graph.py``): ``tf.train.import_meta_graph`` rebuilds the graph,
+its collections and this Saver from it, without the model's Python code.
 """
 from __future__ import annotations
 
@@ -27,19 +29,19 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from tensorboard.compat.proto import saver_pb2
 
-from ..framework import dtypes, errors
+from ..framework import dtypes, errors, meta_graph
 from ..framework.device import DeviceSpec, canonical_name
-from ..framework.ops import GraphKeys, Operation, Tensor, convert_to_tensor, get_default_graph
+from ..framework.ops import (GraphKeys, Operation, Tensor, convert_to_tensor, get_default_graph,
+                             prepend_name_scope, register_proto_function, strip_name_scope)
 from ..framework.registry import NotDifferentiable, register_op
 from ..framework.tensor_shape import TensorShape
 from ..ops import array_ops, control_flow_ops
-from ..summary import graph_def as _graph_def
 from .. import variables
 from . import checkpoint_management as _cm
 from . import tensor_bundle
 from .checkpoint_management import *  # noqa: F401,F403  (tf.train.latest_checkpoint, ...)
 
-__all__ = ["Saver", "SaverDef", "export_meta_graph"] + _cm.__all__
+__all__ = ["Saver", "SaverDef", "export_meta_graph", "import_meta_graph"] + _cm.__all__
 
 SaverDef = saver_pb2.SaverDef
 _log = logging.getLogger("tfjupyter")
@@ -513,14 +515,17 @@ class Saver:
     def as_saver_def(self) -> saver_pb2.SaverDef:
         return self.saver_def
 
-    def to_proto(self, export_scope: Optional[str] = None) -> saver_pb2.SaverDef:
-        proto = saver_pb2.SaverDef()
-        proto.CopyFrom(self.saver_def)
-        return proto
+    def to_proto(self, export_scope: Optional[str] = None) -> Optional[saver_pb2.SaverDef]:
+        """A copy of the SaverDef, its names without ``export_scope/``; None when this Saver's
+        ops are outside ``export_scope``."""
+        return _rescope_saver_def(self.saver_def,
+                                  lambda name: strip_name_scope(name, export_scope), export_scope)
 
     @staticmethod
     def from_proto(saver_def: saver_pb2.SaverDef, import_scope: Optional[str] = None) -> "Saver":
-        return Saver(saver_def=saver_def, name=import_scope)
+        """The Saver of a SaverDef whose ops are in the default graph under ``import_scope``."""
+        return Saver(saver_def=_rescope_saver_def(
+            saver_def, lambda name: prepend_name_scope(name, import_scope)))
 
     # -- bookkeeping of kept checkpoints -----------------------------------------------------------
     @property
@@ -656,9 +661,34 @@ class Saver:
                           clear_devices: bool = False, clear_extraneous_savers: bool = False,
                           strip_default_attrs: bool = False, save_debug_info: bool = False,
                           graph=None):
+        """The default graph (or ``graph``) with this Saver's SaverDef as a MetaGraphDef,
+        written to ``filename`` if given (see ``tf.train.export_meta_graph``)."""
         return export_meta_graph(filename=filename, saver_def=self.saver_def,
                                  collection_list=collection_list, as_text=as_text,
-                                 graph=graph, clear_devices=clear_devices)
+                                 graph=graph, export_scope=export_scope,
+                                 clear_devices=clear_devices)
+
+
+def _rescope_saver_def(saver_def: saver_pb2.SaverDef, rename,
+                       export_scope: Optional[str] = None) -> Optional[saver_pb2.SaverDef]:
+    """A copy of a SaverDef with its three names renamed; None when ``export_scope`` is given
+    and a name is outside it."""
+    if export_scope and not all(getattr(saver_def, f).startswith(export_scope.rstrip("/") + "/")
+                                for f in meta_graph.SAVER_DEF_NAME_FIELDS):
+        return None
+    proto = saver_pb2.SaverDef()
+    proto.CopyFrom(saver_def)
+    for field in meta_graph.SAVER_DEF_NAME_FIELDS:
+        setattr(proto, field, rename(getattr(saver_def, field)))
+    return proto
+
+
+# The "savers" collection holds SaverDefs in a MetaGraphDef, as in TensorFlow.
+register_proto_function(
+    GraphKeys.SAVERS, proto_type=saver_pb2.SaverDef,
+    to_proto=lambda saver, export_scope: saver.to_proto(export_scope),
+    from_proto=Saver.from_proto,
+    name_fields=meta_graph.SAVER_DEF_NAME_FIELDS)
 
 
 def export_meta_graph(filename: Optional[str] = None, meta_info_def=None, graph_def=None,
@@ -666,24 +696,38 @@ def export_meta_graph(filename: Optional[str] = None, meta_info_def=None, graph_
                       export_scope: Optional[str] = None, clear_devices: bool = False,
                       clear_extraneous_savers: bool = False, strip_default_attrs: bool = False,
                       save_debug_info: bool = False, **kwargs):
-    """The graph as a MetaGraphDef proto; written to ``filename`` (binary, or text) if given."""
-    graph = graph if graph is not None else get_default_graph()
-    meta = _graph_def.build_meta_graph_def(graph, saver_def, collection_list, clear_devices)
-    if meta_info_def is not None:
-        meta.meta_info_def.MergeFrom(meta_info_def)
-    if graph_def is not None:
-        meta.graph_def.CopyFrom(graph_def)
-    if filename:
-        if as_text:
-            from google.protobuf import text_format
-            payload = text_format.MessageToString(meta).encode()
-        else:
-            payload = meta.SerializeToString()
-        try:
-            tensor_bundle.atomic_write(filename, payload)
-        except OSError as e:
-            raise tensor_bundle.as_os_error(e, f"Failed to write meta graph {filename}") from None
+    """``tf.train.export_meta_graph``: the graph (the default graph), its collections (all, or
+    ``collection_list``) and ``saver_def`` as a MetaGraphDef, written to ``filename`` (binary,
+    or text with ``as_text``) if given. ``clear_devices`` leaves the ops' devices out;
+    ``export_scope`` keeps the ops under it, without the prefix (see ``framework.meta_graph``).
+    ``clear_extraneous_savers``, ``strip_default_attrs`` and ``save_debug_info`` are accepted
+    for compatibility and change nothing."""
+    del clear_extraneous_savers, strip_default_attrs, save_debug_info, kwargs
+    meta, _ = meta_graph.export_scoped_meta_graph(
+        filename=filename, graph_def=graph_def, graph=graph, export_scope=export_scope,
+        as_text=as_text, clear_devices=clear_devices, saver_def=saver_def,
+        collection_list=collection_list, meta_info_def=meta_info_def)
     return meta
+
+
+def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
+                      import_scope: Optional[str] = None, **kwargs) -> Optional["Saver"]:
+    """``tf.train.import_meta_graph``: adds the graph and collections of a MetaGraphDef (or of
+    the ``.meta`` file holding one) to the default graph, under ``import_scope/`` if given,
+    without devices if ``clear_devices``. Returns the Saver of its SaverDef, ready for
+    ``saver.restore(sess, prefix)``; without a SaverDef, a new Saver of the imported variables,
+    or None when there are none. ``kwargs``: ``input_map``, ``unbound_inputs_col_name``,
+    ``restore_collections_predicate`` (see ``framework.meta_graph``)."""
+    imported = meta_graph.import_meta_graph_def(meta_graph_or_file, clear_devices=clear_devices,
+                                                import_scope=import_scope, **kwargs)
+    meta = imported.meta_graph_def
+    if meta.HasField("saver_def"):
+        return Saver(saver_def=imported.rename_fields(meta.saver_def,
+                                                      meta_graph.SAVER_DEF_NAME_FIELDS))
+    if imported.var_list:
+        return Saver(list(imported.var_list.values()))
+    _log.info("Saver not created because there are no variables in the graph to restore")
+    return None
 
 
 def _as_str(value) -> str:
