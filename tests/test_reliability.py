@@ -353,3 +353,30 @@ def test_feeding_a_string_to_a_float_placeholder_is_a_value_error():
             with pytest.raises(ValueError, match="'x:0'"):
                 sess.run(x, {x: ["a", "b"]})
             np.testing.assert_array_equal(sess.run(x, {x: ["1", "2.5"]}), [1.0, 2.5])
+
+
+# -- a queue without a shared_name is its session's, also on a task --------------------------
+def test_private_queues_on_a_task_are_per_session_and_go_with_it():
+    """A task's devices outlive sessions; a rerun cell building the same graph must not get the
+    queue the last session closed (TensorFlow's kernels make unshared resources private)."""
+    server = tf.train.Server.create_local_server()
+    try:
+        for attempt in range(2):
+            with tf.Graph().as_default():
+                q = tf.FIFOQueue(10, tf.float32, shapes=[[]])   # same op name both times
+                with tf.Session(server.target) as sess:
+                    sess.run(q.enqueue(float(attempt)))
+                    assert sess.run(q.size()) == 1
+                    assert sess.run(q.dequeue()) == float(attempt)
+                    sess.run(q.close())
+        # ... while a shared_name shares the queue across sessions, as in TensorFlow.
+        for attempt in range(2):
+            with tf.Graph().as_default():
+                q = tf.FIFOQueue(10, tf.float32, shapes=[[]], shared_name="shared_q")
+                with tf.Session(server.target) as sess:
+                    sess.run(q.enqueue(1.0))
+                    assert sess.run(q.size()) == attempt + 1
+        resources = server._worker.devices[0].resources._resources
+        assert not any(name.startswith("_session_") for _, name in resources), resources
+    finally:
+        server.stop()

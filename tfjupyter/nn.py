@@ -621,3 +621,15 @@ def sampled_softmax_loss(weights, biases, labels, inputs, num_sampled: int, num_
             remove_accidental_hits, partition_strategy, seed)
         return softmax_cross_entropy_with_logits_v2(
             labels=_array_ops.stop_gradient(targets), logits=logits)
+
+
+# ---------------------------------------------------------------------------------------------
+# Recurrent networks. Imported last: their cells are tf.layers Layers, and tf.layers imports
+# this module (its activations), so everything above must exist by then.
+
+from .ops import rnn_cell  # noqa: E402,F401  (tf.nn.rnn_cell)
+from .ops.rnn import (bidirectional_dynamic_rnn, dynamic_rnn,  # noqa: E402,F401
+                      static_bidirectional_rnn, static_rnn)
+
+__all__ += ["rnn_cell", "static_rnn", "dynamic_rnn", "bidirectional_dynamic_rnn",
+            "static_bidirectional_rnn"]

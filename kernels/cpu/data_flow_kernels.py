@@ -27,6 +27,7 @@ import numpy as np
 from tfjupyter.framework import errors
 from tfjupyter.framework.tensor_shape import TensorShape
 from tfjupyter.runtime import cancellation, events
+from tfjupyter.runtime.devices import private_key
 
 from . import KERNELS
 from .array_kernels import as_int
@@ -505,7 +506,11 @@ def _resource_getter(op, ctx, types: Sequence[str], what: str,
     shared = src.get_attr("shared_name")
     container = src.get_attr("container")
     kind = what if shared else f"{what} (private)"
-    key = f"{container}/{shared or src.name}" if container else (shared or src.name)
+    name = shared or src.name
+    session = getattr(src.graph, "session_handle", None)
+    if not shared and session:   # a partition on a task, whose devices every session shares
+        name = private_key(session, name)
+    key = f"{container}/{name}" if container else name
     wanted = signature(src)
     resources = ctx.resources
     checked = [None]

@@ -1,2 +1,2 @@
 """``tf.contrib``: the parts the classic tutorials use."""
-from . import layers, training  # noqa: F401
+from . import layers, rnn, training  # noqa: F401

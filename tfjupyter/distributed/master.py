@@ -79,6 +79,7 @@ class ClusterConnection:
         deadline = time.monotonic() + self.timeout_s
         token = _token_for(target, address, config, deadline)
         self.metadata = ((TOKEN_METADATA_KEY, token),)
+        self.session_handle = secrets.token_hex(8)
         tls = TlsConfig()
         self._credentials = tls.channel_credentials() if tls.enabled else None
         self._channels: List[grpc.Channel] = []
@@ -334,7 +335,8 @@ class DistributedPlan:
 
         def register(part: _Partition) -> None:
             request = pb.RegisterGraphRequest(
-                graph_def=export_graph_def(part.graph).SerializeToString())
+                graph_def=export_graph_def(part.graph).SerializeToString(),
+                session_handle=self.cluster.session_handle)
             try:
                 part.handle = part.task.register_graph(request, metadata=part.task.metadata,
                                                        timeout=self.cluster.timeout_s).graph_handle

@@ -169,6 +169,7 @@ class Worker:
                 self._check_local(op)
         except Exception as e:  # a malformed partition must not change anything
             raise errors.InvalidArgumentError(None, None, f"bad partition: {e}") from None
+        graph.session_handle = request.session_handle or None
         handle = uuid.uuid4().hex
         self._graphs[handle] = _RegisteredGraph(graph, self._host)
         return pb.RegisterGraphResponse(graph_handle=handle)
@@ -179,7 +180,12 @@ class Worker:
                              f"device of {self.task_name}")
 
     def deregister_graph(self, request: pb.DeregisterGraphRequest, context) -> pb.Empty:
-        self._graphs.pop(request.graph_handle, None)
+        registered = self._graphs.pop(request.graph_handle, None)
+        session = registered.graph.session_handle if registered is not None else None
+        if session and not any(g.graph.session_handle == session for g in list(self._graphs.values())):
+            # The session's last graph is gone, and its private queues and readers with it.
+            for device in self.devices:
+                device.resources.drop_private(session)
         return pb.Empty()
 
     def run_graph(self, request_iterator, context) -> Iterator[bytes]:

@@ -14,6 +14,13 @@ __all__ = ["Device", "ResourceManager", "local_devices"]
 _log = logging.getLogger("tfjupyter")
 
 
+def private_key(session_handle: str, name: str) -> str:
+    """The name under which a task keeps a session's private resource (a queue made without a
+    shared_name): a task's devices outlive sessions, so two sessions building an op of the
+    same name must not get each other's queue."""
+    return f"_session_{session_handle}/{name}"
+
+
 class ResourceManager:
     """State that outlives a single step: variables by name (one manager per device)."""
 
@@ -38,6 +45,13 @@ class ResourceManager:
             raise FailedPreconditionError(
                 None, op, f"Attempting to use uninitialized value {name}\n\t [[node {name}]]"
             ) from None
+
+    def drop_private(self, session_handle: str) -> None:
+        """Forgets the private resources of a session that is gone (see ``private_key``)."""
+        prefix = private_key(session_handle, "")
+        with self.lock:
+            for key in [k for k in self._resources if k[1].startswith(prefix)]:
+                del self._resources[key]
 
     def clear(self) -> None:
         self.variables.clear()
