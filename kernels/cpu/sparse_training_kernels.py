@@ -248,18 +248,10 @@ def sparse_apply_adagrad(op, ctx):
     return run
 
 
-@KERNELS.register("SparseApplyRMSProp")
+@KERNELS.register("SparseApplyRMSProp", "SparseApplyCenteredRMSProp")
 def sparse_apply_rmsprop(op, ctx):
-    update = _sparse_updater(op, ctx, _sparse_rmsprop)
-
-    def run(lr, rho, momentum, epsilon, grad, indices):
-        return update(grad, indices, lr, 1.0 - float(rho), momentum, epsilon)
-    return run
-
-
-@KERNELS.register("SparseApplyCenteredRMSProp")
-def sparse_apply_centered_rmsprop(op, ctx):
-    update = _sparse_updater(op, ctx, _sparse_centered_rmsprop)
+    centered = op.type == "SparseApplyCenteredRMSProp"
+    update = _sparse_updater(op, ctx, _sparse_centered_rmsprop if centered else _sparse_rmsprop)
 
     def run(lr, rho, momentum, epsilon, grad, indices):
         return update(grad, indices, lr, 1.0 - float(rho), momentum, epsilon)

@@ -8,6 +8,7 @@ RunGraph call per task, in parallel. A failure anywhere cancels the step everywh
 """
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import secrets
@@ -36,6 +37,9 @@ _log = logging.getLogger("tfjupyter.distributed")
 
 DEFAULT_CONNECT_TIMEOUT_S = 60.0
 _CALL_DEADLINE_SLACK_S = 1.0
+# Step ids: unique on a task across masters (a random start per process), without a system
+# call per step as secrets.randbits makes.
+_step_ids = itertools.count(secrets.randbits(62))
 
 
 class _Task:
@@ -354,7 +358,7 @@ class DistributedPlan:
 
     # -- running ----------------------------------------------------------------------------------
     def run(self, feed_values: List, step_stats: Optional[StepStats] = None) -> List:
-        step_id = secrets.randbits(63)
+        step_id = next(_step_ids)
         token = cancellation.current()
         results: List = [None] * len(self.fetches)
         for i, t in enumerate(self.fetches):

@@ -10,7 +10,7 @@ from ..framework.tensor_shape import TensorShape
 from ..init_ops import zeros_initializer
 from ..ops import nn_ops
 from .base import Layer
-from .core import get_activation
+from .core import set_kernel_and_bias_options
 from .utils import (normalize_data_format, normalize_padding, normalize_tuple, to_channels_last,
                     to_data_format)
 
@@ -39,15 +39,9 @@ class _Conv(Layer):
         self.dilation_rate = normalize_tuple(dilation_rate, self.rank, "dilation_rate")
         if max(self.strides) > 1 and max(self.dilation_rate) > 1:
             raise ValueError("strides > 1 not supported in conjunction with dilation_rate > 1")
-        self.activation = get_activation(activation)
-        self.use_bias = use_bias
-        self.kernel_initializer = kernel_initializer
-        self.bias_initializer = bias_initializer
-        self.kernel_regularizer = kernel_regularizer
-        self.bias_regularizer = bias_regularizer
-        self.kernel_constraint = kernel_constraint
-        self.bias_constraint = bias_constraint
-        self.kernel = self.bias = None
+        set_kernel_and_bias_options(self, activation, use_bias, kernel_initializer,
+                                    bias_initializer, kernel_regularizer, bias_regularizer,
+                                    kernel_constraint, bias_constraint)
 
     def build(self, input_shape: TensorShape) -> None:
         input_shape = TensorShape(input_shape)

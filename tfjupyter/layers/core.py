@@ -20,6 +20,21 @@ _ACTIVATIONS_BY_NAME = {
 }
 
 
+def set_kernel_and_bias_options(layer: Layer, activation, use_bias: bool, kernel_initializer,
+                                bias_initializer, kernel_regularizer, bias_regularizer,
+                                kernel_constraint, bias_constraint) -> None:
+    """The arguments every layer with a kernel and a bias takes (Dense, Conv1D/2D)."""
+    layer.activation = get_activation(activation)
+    layer.use_bias = use_bias
+    layer.kernel_initializer = kernel_initializer
+    layer.bias_initializer = bias_initializer
+    layer.kernel_regularizer = kernel_regularizer
+    layer.bias_regularizer = bias_regularizer
+    layer.kernel_constraint = kernel_constraint
+    layer.bias_constraint = bias_constraint
+    layer.kernel = layer.bias = None
+
+
 def get_activation(activation) -> Optional[Callable]:
     """A callable, None (linear), or a Keras activation name ('relu')."""
     if activation is None or callable(activation):
@@ -41,15 +56,9 @@ class Dense(Layer):
         super().__init__(trainable=trainable, name=name,
                          activity_regularizer=activity_regularizer, **kwargs)
         self.units = int(units)
-        self.activation = get_activation(activation)
-        self.use_bias = use_bias
-        self.kernel_initializer = kernel_initializer
-        self.bias_initializer = bias_initializer
-        self.kernel_regularizer = kernel_regularizer
-        self.bias_regularizer = bias_regularizer
-        self.kernel_constraint = kernel_constraint
-        self.bias_constraint = bias_constraint
-        self.kernel = self.bias = None
+        set_kernel_and_bias_options(self, activation, use_bias, kernel_initializer,
+                                    bias_initializer, kernel_regularizer, bias_regularizer,
+                                    kernel_constraint, bias_constraint)
 
     def build(self, input_shape: TensorShape) -> None:
         input_shape = TensorShape(input_shape)
