@@ -85,3 +85,12 @@ def test_colocate_with_overrides_device_scope():
             b = tf.identity(a, name="b")
     assert b.op.device == "/device:CPU:0"
     assert b.op.colocation_groups() == [b"loc:@a"]
+
+
+@pytest.mark.parametrize("value, configured, expected", [
+    ("true", False, True), ("TRUE", False, True), ("false", True, False), ("", True, True),
+    ("", False, False), ("yes", False, False)])
+def test_tf_force_gpu_allow_growth_overrides_gpu_options(monkeypatch, value, configured, expected):
+    from tfjupyter.runtime import devices
+    monkeypatch.setenv("TF_FORCE_GPU_ALLOW_GROWTH", value)
+    assert devices._forced_allow_growth(configured) is expected

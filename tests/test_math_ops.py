@@ -548,3 +548,14 @@ def test_batch_matmul_checks_batch_dims_fed_at_run_time():
     np.testing.assert_allclose(run(out, {x: np.ones((3, 2, 2))}), np.full((3, 2, 2), 2.0))
     with pytest.raises(InvalidArgumentError, match="batch dimensions"):
         run(out, {x: np.ones((1, 2, 2))})
+
+
+def test_pow_one_half_follows_c_pow_at_negative_zero_and_infinity():
+    # TensorFlow's Pow is C's pow: pow(-0, 0.5) = +0 and pow(-inf, 0.5) = +inf (C99 F.9.4.4),
+    # where sqrt (numpy's shortcut for a scalar 0.5) gives -0 and NaN.
+    x = np.array([-0.0, -np.inf, np.inf, 0.0, 2.25, -1.0], np.float32)
+    got = run(tf.pow(tf.constant(x), 0.5))
+    np.testing.assert_array_equal(got, [0.0, np.inf, np.inf, 0.0, 1.5, np.nan])
+    assert not np.signbit(got[0])
+    got = run(tf.pow(tf.constant(np.array([-0.0, -8.0])), tf.constant(np.array([0.5, 1.0 / 3.0]))))
+    assert got[0] == 0.0 and not np.signbit(got[0]) and np.isnan(got[1])

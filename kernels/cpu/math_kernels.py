@@ -88,9 +88,18 @@ def floor_mod(op, ctx):
     return np.remainder if _is_float(op) else _check_int_divisor(np.remainder)
 
 
+def _pow(x, y):
+    out = np.power(x, y)  # integers to negative integer powers raise ValueError, as in TF
+    if np.ndim(y) == 0 and out.dtype.kind == "f" and y == 0.5:
+        # numpy computes x ** 0.5 as sqrt(x) for a scalar exponent: sqrt(-0) = -0 and
+        # sqrt(-inf) = NaN, where C's pow (TensorFlow's, and the GPU's) gives +0 and +inf.
+        out = np.where(np.isneginf(x), out.dtype.type(np.inf), out + out.dtype.type(0))
+    return out
+
+
 @KERNELS.register("Pow")
 def pow_(op, ctx):
-    return np.power  # integers to negative integer powers raise ValueError, as in TF
+    return _pow
 
 
 @KERNELS.register("Maximum")

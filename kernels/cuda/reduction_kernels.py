@@ -86,13 +86,13 @@ def _finisher(mean: bool, acc: np.dtype) -> Callable:
         return lambda v, d: v
     if acc.kind == "f":
         return lambda v, d: v / d
-    one = acc.type(1)
 
-    def trunc_div(v, d):  # toward zero, as TensorFlow's integer Mean
-        q = v // d
-        if q * d != v and v < 0:
-            q += one
-        return q
+    def trunc_div(v, d):  # toward zero, as TensorFlow's integer Mean (d > 0)
+        # On magnitudes: `//` of a negative int floors under the simulator (Python) but
+        # truncates on the hardware (sdiv); of non-negative ints both agree.
+        if v < 0:
+            return -((-v) // d)
+        return v // d
     return trunc_div
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from typing import Dict, List, Optional
 
@@ -94,6 +95,18 @@ class Device:
         return f"<Device {self.name}>"
 
 
+def _forced_allow_growth(configured: bool) -> bool:
+    """TensorFlow's TF_FORCE_GPU_ALLOW_GROWTH ("true"/"false") overrides GPUOptions.allow_growth,
+    so several processes (test workers, notebooks) can share a card without code changes."""
+    forced = os.environ.get("TF_FORCE_GPU_ALLOW_GROWTH", "").strip().lower()
+    if forced in ("true", "false"):
+        return forced == "true"
+    if forced:
+        _log.error("TF_FORCE_GPU_ALLOW_GROWTH=%r is neither 'true' nor 'false'; using "
+                   "GPUOptions.allow_growth=%s", forced, configured)
+    return configured
+
+
 def local_devices(job: str = "localhost", replica: int = 0, task: int = 0,
                   device_count: Optional[Dict[str, int]] = None, gpu_options=None) -> List[Device]:
     """The devices a local session sees: CPU:0, then the GPUs (physical or logical) found.
@@ -131,7 +144,7 @@ def _gpu_devices(job: str, replica: int, task: int, gpu_options) -> List[Device]
         physical = [known[i] for i in wanted]
     logical_per_gpu = _logical_layout(physical, gpu_options, _runtime.logical_gpu_count())
     fraction = getattr(gpu_options, "per_process_gpu_memory_fraction", 0.0) or 0.0
-    growth = bool(getattr(gpu_options, "allow_growth", False))
+    growth = _forced_allow_growth(bool(getattr(gpu_options, "allow_growth", False)))
     if not memory.configure(fraction, growth):
         _log.warning("GPU memory pools already exist; per_process_gpu_memory_fraction=%s and "
                      "allow_growth=%s apply from the next process on", fraction, growth)
