@@ -1,15 +1,22 @@
 """Distributed-runtime benchmarks on loopback, side by side with TensorFlow's gRPC runtime.
 
     python bench/distributed.py                          # tfjupyter, and TF if importable
-    python bench/distributed.py --tf-python /venv/bin/python
+    python bench/distributed.py --tf-python /venv/bin/python --repeats 3
 
   fetch    a 64 MiB float32 variable from a ps task to a client       -> MiB/s
+           tfjupyter twice: tensors by shared memory (the default between tasks of one host)
+           and with TFJUPYTER_SHM=0 (gRPC bytes, as across hosts); and the limit, a numpy
+           copy of 64 MiB into a warm buffer in this process
   async1   async SGD, MLP 784-500-10, batch 100, 1 ps + 1 worker        -> examples/s (sum)
-  async2   the same with 1 ps + 2 workers                               -> examples/s (sum)
+  async2   the same with 1 ps + 2 workers; async4: 1 ps + 4 workers;
+  async2ps2  2 workers and 2 ps (the variables spread over them)        -> examples/s (sum)
+           each also as a ratio to the same runtime's one worker ("/1w")
   sync     sync SGD, 3 workers, one of them sleeping 0.2 s per step, without and with one
            backup worker (tfjupyter only)                               -> global steps/s
 
 Every role runs in its own process (this script with --role); all are killed at the end.
+Each case runs --repeats times, the runtimes alternating; min and median are reported, ratios
+are of medians. The machine should be quiet: every task shares its cores.
 """
 from __future__ import annotations
 
@@ -17,6 +24,7 @@ import argparse
 import json
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -122,31 +130,31 @@ def role_fetch(tf, cluster, seconds):
 
 
 # -- orchestration --------------------------------------------------------------------------------
-def spawn(python, backend, role, cluster, task=0, **kw):
+def spawn(python, backend, role, cluster, task=0, env=None, **kw):
     args = [python, HERE, "--role", role, "--backend", backend, "--cluster", json.dumps(cluster),
             "--task", str(task)] + [f"--{k.replace('_', '-')}={v}" for k, v in kw.items()]
-    env = dict(os.environ, TFJUPYTER_CLUSTER_TOKEN=TOKEN, PYTHONUNBUFFERED="1")
+    env = dict(os.environ, TFJUPYTER_CLUSTER_TOKEN=TOKEN, PYTHONUNBUFFERED="1", **(env or {}))
     return subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def run_case(python, backend, case, seconds):
+ASYNC_CASES = {"async1": (1, 1), "async2": (2, 1), "async4": (4, 1), "async2ps2": (2, 2)}
+
+
+def run_case(python, backend, case, seconds, env=None):
     procs = []
     try:
+        workers, num_ps = ASYNC_CASES.get(case, (3 if case == "sync" else 0, 1))
+        ports = iter(free_ports(workers + num_ps))
+        cluster = {"ps": [f"localhost:{next(ports)}" for _ in range(num_ps)]}
+        if workers:
+            cluster["worker"] = [f"localhost:{next(ports)}" for _ in range(workers)]
+        for task in range(num_ps):
+            ps = spawn(python, backend, "ps", cluster, task, env=env)
+            procs.append(ps)
+            if ps.stdout.readline().strip() != "ready":
+                raise RuntimeError(ps.stderr.read()[-2000:])
         if case == "fetch":
-            cluster = {"ps": [f"localhost:{p}" for p in free_ports(1)]}
-        elif case == "sync":
-            ports = free_ports(4)
-            cluster = {"ps": [f"localhost:{ports[0]}"], "worker": [f"localhost:{p}" for p in ports[1:]]}
-        else:
-            n = 1 if case == "async1" else 2
-            ports = free_ports(n + 1)
-            cluster = {"ps": [f"localhost:{ports[0]}"], "worker": [f"localhost:{p}" for p in ports[1:]]}
-        ps = spawn(python, backend, "ps", cluster)
-        procs.append(ps)
-        if ps.stdout.readline().strip() != "ready":
-            raise RuntimeError(ps.stderr.read()[-2000:])
-        if case == "fetch":
-            procs.append(spawn(python, backend, "fetch", cluster, seconds=seconds))
+            procs.append(spawn(python, backend, "fetch", cluster, seconds=seconds, env=env))
             return json.loads(_last_line(procs[-1]))["mib_per_s"]
         if case == "sync":
             out = {}
@@ -170,6 +178,22 @@ def run_case(python, backend, case, seconds):
             if p.poll() is None:
                 p.kill()
             p.communicate()
+        if backend == "tfjupyter":   # killed tasks leave their shm segments: sweep them
+            from tfjupyter.distributed.shm import sweep_dead
+            sweep_dead()
+
+
+def memcpy_mib_per_s(repeats: int = 20) -> float:
+    """The limit of a 64 MiB fetch on one host: one copy into a warm buffer."""
+    src = np.ones(16 << 20, np.float32)
+    dst = np.empty_like(src)
+    np.copyto(dst, src)
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        np.copyto(dst, src)
+        best = min(best, time.perf_counter() - start)
+    return 64 / best
 
 
 def _last_line(proc) -> str:
@@ -191,7 +215,9 @@ def main():
     parser.add_argument("--backups", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--straggle", type=float, default=0.0, help=argparse.SUPPRESS)
     parser.add_argument("--seconds", type=float, default=8.0, help="measuring time per case")
-    parser.add_argument("--only", nargs="*", default=["fetch", "async1", "async2", "sync"])
+    parser.add_argument("--only", nargs="*",
+                        default=["fetch", "async1", "async2", "async4", "async2ps2", "sync"])
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--tf-python", default=None)
     args = parser.parse_args()
     if args.role:
@@ -212,20 +238,46 @@ def main():
             tf_python = sys.executable
         except ImportError:
             pass
-    units = {"fetch": "MiB/s", "async1": "examples/s", "async2": "examples/s", "sync": "steps/s"}
-    print(f"{'case':8s} {'tfjupyter':>12s} {'tensorflow':>12s} {'unit':>11s} {'ratio':>7s}")
+    units = {"fetch": "MiB/s", "sync": "steps/s"}
+    print(f"{'case':14s} {'tfjupyter min/med':>19s} {'tensorflow min/med':>19s} {'unit':>10s} "
+          f"{'ratio':>6s} {'/1w ours':>8s} {'/1w TF':>7s}")
+    one_worker = {}
     for case in args.only:
-        mine = run_case(sys.executable, "tfjupyter", case, args.seconds)
         if case == "sync":
+            mine = run_case(sys.executable, "tfjupyter", case, args.seconds)
             for k, v in mine.items():
                 print(f"{'sync ' + k:18s} {v:8.2f} {units[case]} (one worker sleeps 0.2 s/step)")
             continue
-        ref = run_case(tf_python, "tensorflow", case, args.seconds) if tf_python else None
-        if ref:
-            print(f"{case:8s} {mine:12.1f} {ref:12.1f} {units[case]:>11s} {mine / ref:6.2f}x")
-        else:
-            print(f"{case:8s} {mine:12.1f} {'-':>12s} {units[case]:>11s}")
-
+        variants = [("tfjupyter", sys.executable, None)]
+        if case == "fetch":
+            variants.append(("tfjupyter no-shm", sys.executable, {"TFJUPYTER_SHM": "0"}))
+        if tf_python:
+            variants.append(("tensorflow", tf_python, None))
+        runs = {name: [] for name, _, _ in variants}
+        for _ in range(args.repeats):   # alternating, so that load changes hit every runtime
+            for name, python, env in variants:
+                backend = "tensorflow" if name == "tensorflow" else "tfjupyter"
+                runs[name].append(run_case(python, backend, case, args.seconds, env))
+        medians = {name: statistics.median(v) for name, v in runs.items()}
+        ref = medians.get("tensorflow")
+        for name, values in runs.items():
+            if name == "tensorflow":
+                continue
+            label = case if name == "tfjupyter" else f"{case} ({name[10:]})"
+            tf_text = (f"{min(runs['tensorflow']):9.1f}/{ref:<9.1f}" if ref else f"{'-':>19s}")
+            line = (f"{label:14s} {min(values):9.1f}/{medians[name]:<9.1f} {tf_text} "
+                    f"{units.get(case, 'ex/s'):>10s} {medians[name] / ref if ref else 0:5.2f}x")
+            if case in ASYNC_CASES:
+                if case == "async1":
+                    one_worker = dict(medians)
+                if one_worker:
+                    line += f" {medians[name] / one_worker[name]:7.2f}x"
+                    if ref:
+                        line += f" {ref / one_worker['tensorflow']:6.2f}x"
+            print(line, flush=True)
+        if case == "fetch":
+            print(f"{'fetch limit':14s} {memcpy_mib_per_s():9.1f} MiB/s (numpy copy of 64 MiB, "
+                  "warm buffers)", flush=True)
 
 if __name__ == "__main__":
     main()

@@ -27,7 +27,7 @@ from ..runtime.devices import Device
 from ..runtime.elastic_pool import ElasticThreadPool
 from ..runtime.executor import StepStats, needed_ops
 from . import protocol_pb2 as pb
-from . import wire
+from . import shm, wire
 from .auth import TOKEN_METADATA_KEY, TlsConfig, token_for_target
 from .worker import LocalStep, _error_from_status, make_channel, rpc_error
 
@@ -63,6 +63,7 @@ class _Task:
             "/tfjupyter.Worker/FetchParked", request_serializer=lambda x: x.SerializeToString())
         self.devices: List[Device] = []
         self.incarnation = 0
+        self.host_id = ""   # shm.host_id() of the task: feeds to a task of this host go by shm
         # A task served by this very process is called directly, not through gRPC (as TF's
         # in-process master/worker): the same handler, the same packed frames.
         from .server import local_worker
@@ -104,6 +105,7 @@ class ClusterConnection:
                                         for f in filters)]
         for task, reply in zip(wanted, self._wait_for(wanted, deadline)):
             task.incarnation = reply.incarnation
+            task.host_id = reply.host_id
             task.devices = [Device(DeviceSpec.from_string(d.name), d.description) for d in reply.devices]
         self.devices = [d for t in wanted for d in t.devices]
         # Steps may block (queues, receives) for as long as they like: never on a free thread.
@@ -415,15 +417,17 @@ class DistributedPlan:
         request = pb.RunGraphRequest(graph_handle=part.handle, step_id=step_id, feeds=part.feeds,
                                      fetches=part.fetches,
                                      targets=part.targets,
-                                     timeout_s=timeout or 0, trace=step_stats is not None)
+                                     timeout_s=timeout or 0, trace=step_stats is not None,
+                                     shm_host=shm.host_id())
         # The task enforces the step's deadline and names the op that waited; the call's own
         # deadline, a little later, only covers a task that cannot answer at all.
         if timeout is not None:
             timeout += _CALL_DEADLINE_SLACK_S
 
         frames = [wire.control_frame(request)]
+        pool = shm.pool_for(part.task.host_id)
         for k, i in enumerate(part.feed_indices):
-            frames.extend(wire.tensor_frames(k, feed_values[i]))
+            frames.extend(wire.tensor_frames(k, feed_values[i], pool))
         meta = part.task.metadata
         where = f"{part.task.name} ({part.task.address})"
         assembler = wire.TensorAssembler(len(part.fetches), f"RunGraph reply from {part.task.name}")

@@ -119,6 +119,8 @@ class Server:
         self._token, self._token_published = resolve_token(addresses, explicit,
                                                             own_address=address)
         self._token_address = address
+        from .shm import sweep_dead
+        sweep_dead()   # segments of this host's killed tasks
         try:
             self._bind(address, job_name, task_index)
         except BaseException:

@@ -12,6 +12,9 @@ copy); the receiver decodes a one-chunk tensor with ``numpy.frombuffer`` on the 
 and assembles a larger one into a single preallocated array (one copy). String tensors travel
 as their elements' lengths (int64) followed by their bytes.
 
+Between tasks of one host a header may instead name a shared-memory segment (shm.py) that
+holds the tensor: no data frames follow, and the receiver maps it without a copy.
+
 A peer's header is checked before anything is allocated for it: a tensor larger than
 MAX_TENSOR_BYTES (env TFJUPYTER_MAX_TENSOR_BYTES) is refused with ResourceExhaustedError, one
 larger than what its packed message still carries, or whose dtype and shape do not match its
@@ -35,6 +38,7 @@ from google.protobuf.message import DecodeError
 
 from ..framework import dtypes, errors
 from . import protocol_pb2 as pb
+from . import shm
 
 __all__ = ["CHUNK_BYTES", "MAX_MESSAGE_BYTES", "MAX_TENSOR_BYTES", "tensor_frames",
            "TensorAssembler", "control_frame", "decode_request", "pack", "unpack", "PACK_LIMIT",
@@ -142,10 +146,19 @@ def _to_bytes_view(value: np.ndarray) -> Tuple[np.ndarray, memoryview]:
     return contiguous, memoryview(contiguous.reshape(-1).view(np.uint8))
 
 
-def tensor_frames(index: int, value) -> Iterator[bytes]:
-    """The frames of one tensor: a header, then its buffer in chunks."""
+def tensor_frames(index: int, value, shm_pool=None) -> Iterator[bytes]:
+    """The frames of one tensor: a header, then its buffer in chunks. With ``shm_pool`` (the
+    peer shares this host, see shm.py), a numeric tensor of at least shm.min_bytes() goes in a
+    shared-memory segment instead, and the header alone names it."""
     value = np.asarray(value)
     dtype = dtypes.as_dtype(value.dtype)
+    if shm_pool is not None and value.dtype.kind not in "OSU" and value.nbytes >= shm.min_bytes():
+        lent = shm_pool.lend(value)
+        if lent is not None:
+            yield HEADER + pb.TensorHeader(index=index, dtype=dtype.name, shape=list(value.shape),
+                                           nbytes=value.nbytes, shm_segment=lent[0],
+                                           shm_generation=lent[1]).SerializeToString()
+            return
     value, view = _to_bytes_view(value)
     header = pb.TensorHeader(index=index, dtype=dtype.name, shape=list(value.shape),
                              nbytes=view.nbytes)
@@ -189,6 +202,9 @@ class TensorAssembler:
         if kind == HEADER:
             self._finish_pending()
             header = self._checked_header(frame)
+            if header.shm_segment:
+                self._claim_shared(header)
+                return
             self._header, self._filled, self._chunks, self._buffer = header, 0, [], None
             if header.nbytes == 0:
                 self._finish_pending()
@@ -225,7 +241,7 @@ class TensorAssembler:
             raise self._malformed(f"tensor {index} was sent twice")
         if nbytes < 0:
             raise self._malformed(f"tensor {index} announces {nbytes} bytes")
-        if self._carried_left is not None and nbytes > self._carried_left:
+        if self._carried_left is not None and nbytes > self._carried_left and not header.shm_segment:
             raise self._malformed(f"tensor {index} announces {nbytes} bytes, but the message "
                                   f"carries at most {max(0, self._carried_left)} more")
         if nbytes > MAX_TENSOR_BYTES:
@@ -247,6 +263,15 @@ class TensorAssembler:
             raise self._malformed(f"{nbytes} bytes do not hold {dtype.name} of shape "
                                   f"{_shape_text(shape)}")
         return header
+
+    def _claim_shared(self, header: pb.TensorHeader) -> None:
+        """A tensor the peer left in a shared-memory segment: mapped, not copied."""
+        dtype = dtypes.as_dtype(header.dtype)
+        if dtype is dtypes.string:
+            raise self._malformed(f"tensor {header.index}: strings never travel by shared memory")
+        raw = shm.claim(header.shm_segment, header.shm_generation, header.nbytes,
+                        f"{self.what}, tensor {header.index}")
+        self.values[header.index] = raw.view(dtype.as_numpy_dtype).reshape(tuple(header.shape))
 
     def _allocate(self, header: pb.TensorHeader) -> np.ndarray:
         # One buffer of the announced size: at most what a packed message carries, and in a

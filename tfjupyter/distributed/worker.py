@@ -22,10 +22,11 @@ from ..framework import errors
 from ..framework.ops import Graph
 from ..runtime import cancellation
 from ..runtime.devices import Device
+from ..runtime.elastic_pool import ElasticThreadPool
 from ..runtime.executor import Plan, StepStats
 from ..runtime.placer import Placer
 from . import protocol_pb2 as pb
-from . import wire
+from . import shm, wire
 from .auth import TOKEN_METADATA_KEY, channel_options
 
 __all__ = ["Worker", "Rendezvous"]
@@ -34,6 +35,8 @@ _log = logging.getLogger("tfjupyter.distributed")
 
 # How long a finished step's id is remembered, so that a late RecvTensor fails at once.
 _FORGET_STEPS_AFTER_S = 600.0
+# How long a peer that did not tell its host id is sent gRPC bytes before it is asked again.
+_PEER_HOST_RETRY_S = 30.0
 
 
 class Rendezvous:
@@ -139,6 +142,8 @@ class Worker:
         self._steps: Dict[int, List[cancellation.CancellationToken]] = {}
         self._steps_lock = threading.Lock()
         self._peers: Dict[tuple, object] = {}
+        self._peer_hosts: Dict[str, Tuple[str, float]] = {}   # address -> (host id, asked at)
+        self._senders = ElasticThreadPool(f"tfjupyter-push-{job}{task}")
         self._channels: Dict[str, grpc.Channel] = {}
         self._parked: Dict[tuple, List[bytes]] = {}
         self._closed = False
@@ -152,7 +157,8 @@ class Worker:
 
     # -- RPC handlers ----------------------------------------------------------------------------
     def get_status(self, request: pb.GetStatusRequest, context) -> pb.GetStatusResponse:
-        reply = pb.GetStatusResponse(job=self.job, task=self.task, incarnation=self.incarnation)
+        reply = pb.GetStatusResponse(job=self.job, task=self.task, incarnation=self.incarnation,
+                                     host_id=shm.host_id())
         for d in self.devices:
             reply.devices.add(name=d.name, device_type=d.device_type, description=d.description)
         for job, index, address in self.cluster.tasks():
@@ -229,7 +235,8 @@ class Worker:
             yield wire.control_frame(pb.StepStatus(code=e.error_code, message=str(e),
                                                    op=getattr(e.op, "name", "") or ""))
             return
-        out = [f for i, value in enumerate(results) for f in wire.tensor_frames(i, value)]
+        pool = shm.pool_for(request.shm_host)
+        out = [f for i, value in enumerate(results) for f in wire.tensor_frames(i, value, pool)]
         out.append(wire.control_frame(pb.StepStatus(code=0, step_stats_json=stats)))
         if park and wire.frames_size(out) > wire.PACK_LIMIT:
             self._parked[(request.graph_handle, request.step_id)] = out
@@ -307,7 +314,7 @@ class Worker:
         except errors.OpError as e:
             yield wire.control_frame(pb.StepStatus(code=e.error_code, message=str(e)))
             return
-        yield from wire.tensor_frames(0, value)
+        yield from wire.tensor_frames(0, value, shm.pool_for(request.shm_host))
         yield wire.control_frame(pb.StepStatus(code=0))
 
     def cleanup_step(self, request: pb.CleanupStepRequest, context) -> pb.Empty:
@@ -339,10 +346,14 @@ class Worker:
         for (job, task), items in outbox.items():
             frames = [wire.control_frame(pb.PushTensorsRequest(
                 step_id=token.step_id, keys=[key for key, _ in items]))]
+            pool = shm.pool_for(self._peer_host(job, task))
             for i, (_, value) in enumerate(items):
-                frames.extend(wire.tensor_frames(i, value))
-            future = self._peer(job, task, "PushTensors").future(
-                wire.pack(frames), timeout=timeout, metadata=((TOKEN_METADATA_KEY, self._token),))
+                frames.extend(wire.tensor_frames(i, value, pool))
+            # A blocking call on a pooled thread, not grpc's .future(): that starts a channel
+            # polling thread whenever the channel has no call in flight, i.e. every step.
+            future = self._senders.submit(self._peer(job, task, "PushTensors"), wire.pack(frames),
+                                          timeout=timeout,
+                                          metadata=((TOKEN_METADATA_KEY, self._token),))
             token.pushes.append((f"/job:{job}/replica:0/task:{task}", future))
 
     def recv(self, send_device: str, step_id: int, key: str):
@@ -355,7 +366,8 @@ class Worker:
         if token.outbox:
             self._flush(token)
         timeout = None if token.deadline is None else max(0.0, token.deadline - time.monotonic())
-        call = stub(pb.RecvTensorRequest(step_id=step_id, key=key).SerializeToString(),
+        request = pb.RecvTensorRequest(step_id=step_id, key=key, shm_host=shm.host_id())
+        call = stub(request.SerializeToString(),
                     timeout=timeout, metadata=((TOKEN_METADATA_KEY, self._token),))
         return receive_tensor_stream(call, token, f"/job:{job}/replica:0/task:{task}", key)
 
@@ -370,6 +382,29 @@ class Worker:
                 make = channel.unary_stream if method == "RecvTensor" else channel.unary_unary
                 stub = self._peers[(address, method)] = make(f"/tfjupyter.Worker/{method}")
             return stub
+
+    def _peer_host(self, job: str, task: int) -> str:
+        """The peer's shm.host_id(): pushes to a task of this host go by shared memory. Asked
+        once (GetStatus), in the background, so that no step waits for the answer: until it
+        comes, and for a while after a peer did not answer, pushes go as gRPC bytes."""
+        address = self.cluster.task_address(job, task)
+        known = self._peer_hosts.get(address)
+        if known is not None and (known[0] or time.monotonic() - known[1] < _PEER_HOST_RETRY_S):
+            return known[0]
+        if not shm.enabled():
+            return ""
+        self._peer_hosts[address] = ("", time.monotonic())   # asking
+
+        def ask():
+            try:
+                reply = pb.GetStatusResponse.FromString(self._peer(job, task, "GetStatus")(
+                    pb.GetStatusRequest().SerializeToString(), timeout=10.0,
+                    metadata=((TOKEN_METADATA_KEY, self._token),)))
+                self._peer_hosts[address] = (reply.host_id, time.monotonic())
+            except grpc.RpcError:
+                pass   # asked again after _PEER_HOST_RETRY_S
+        self._senders.submit(ask)
+        return ""
 
     @property
     def closed(self) -> bool:
