@@ -10,6 +10,10 @@ Each workload builds the same graph through the TF1 API of either library:
   chain    1000 chained scalar adds fed from a placeholder               -> microseconds/op
 Ratios are tfjupyter / TensorFlow for throughput, TensorFlow / tfjupyter for latency
 (so > 1.0 always means tfjupyter is faster).
+
+On a busy machine, ``--rounds R`` measures both libraries R times, alternately, and prints the
+min and median of each (the ratio is of the medians, with the machine load of each round in
+the mix on both sides).
 """
 from __future__ import annotations
 
@@ -135,6 +139,8 @@ def main() -> None:
     parser.add_argument("--backend", choices=["tfjupyter", "tensorflow"], help=argparse.SUPPRESS)
     parser.add_argument("--only", nargs="*", default=list(WORKLOADS), choices=list(WORKLOADS))
     parser.add_argument("--seconds", type=float, default=3.0, help="time per workload and backend")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="measure both libraries this many times, alternately")
     parser.add_argument("--tf-python", default=None,
                         help="a Python with tensorflow installed (default: this one, if it has it)")
     args = parser.parse_args()
@@ -142,8 +148,6 @@ def main() -> None:
         print(json.dumps(run_backend(args.backend, args.only, args.seconds)))
         return
 
-    ours = run_backend("tfjupyter", args.only, args.seconds)
-    theirs = None
     tf_python = args.tf_python
     if tf_python is None:
         try:
@@ -151,13 +155,25 @@ def main() -> None:
             tf_python = sys.executable
         except ImportError:
             pass
-    if tf_python:
-        out = subprocess.run([tf_python, __file__, "--backend", "tensorflow", "--seconds",
-                              str(args.seconds), "--only", *args.only],
-                             capture_output=True, text=True, check=True)
-        theirs = json.loads(out.stdout.strip().splitlines()[-1])
+    ours, theirs = [], []
+    for _ in range(args.rounds):
+        ours.append(run_backend("tfjupyter", args.only, args.seconds))
+        if tf_python:
+            out = subprocess.run([tf_python, __file__, "--backend", "tensorflow", "--seconds",
+                                  str(args.seconds), "--only", *args.only],
+                                 capture_output=True, text=True, check=True)
+            theirs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    if args.rounds == 1:
+        _print_single(args.only, ours[0], theirs[0] if theirs else None)
+    else:
+        _print_rounds(args.only, ours, theirs)
+    if not theirs:
+        print("(TensorFlow not importable: pass --tf-python to compare)")
+
+
+def _print_single(names, ours, theirs) -> None:
     print(f"{'workload':10s} {'tfjupyter':>14s} {'tensorflow':>14s} {'unit':>11s} {'ratio':>7s}")
-    for name in args.only:
+    for name in names:
         _, unit, higher_better = WORKLOADS[name]
         mine = ours[name]
         if theirs:
@@ -166,9 +182,25 @@ def main() -> None:
             print(f"{name:10s} {mine:14.2f} {ref:14.2f} {unit:>11s} {ratio:7.2f}x")
         else:
             print(f"{name:10s} {mine:14.2f} {'-':>14s} {unit:>11s}")
-    if not theirs:
-        print("(TensorFlow not importable: pass --tf-python to compare)")
 
+
+def _print_rounds(names, ours, theirs) -> None:
+    """min (best) and median of each backend over the rounds."""
+    from statistics import median
+    print(f"{'workload':10s} {'tfjupyter best':>15s} {'median':>10s} {'tensorflow best':>16s}"
+          f" {'median':>10s} {'unit':>11s} {'ratio':>7s}")
+    for name in names:
+        _, unit, higher_better = WORKLOADS[name]
+        best = max if higher_better else min
+        mine = [r[name] for r in ours]
+        line = f"{name:10s} {best(mine):15.2f} {median(mine):10.2f}"
+        if theirs:
+            ref = [r[name] for r in theirs]
+            ratio = median(mine) / median(ref) if higher_better else median(ref) / median(mine)
+            line += f" {best(ref):16.2f} {median(ref):10.2f} {unit:>11s} {ratio:7.2f}x"
+        else:
+            line += f" {'-':>16s} {'-':>10s} {unit:>11s}"
+        print(line)
 
 if __name__ == "__main__":
     main()

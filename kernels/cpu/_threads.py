@@ -12,7 +12,7 @@ import ctypes
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
-from typing import Callable, List, Optional
+from typing import Callable, Iterator, List, Optional, Tuple
 
 # Smaller jobs run on the calling thread alone: handing work to a thread costs ~50 us.
 PARALLEL_MIN_FLOPS = 20e6
@@ -102,6 +102,48 @@ class _Workers:
         finally:
             wait(futures)
         return results + [f.result() for f in futures]
+
+    def share(self, work: Callable[[Iterator[Tuple[int, int]]], object], n: int, step: int,
+              big: bool) -> List:
+        """[work(ranges) on each core]: the cores take the consecutive ``step``-long parts of
+        range(n) from one shared iterator, each as soon as it is done with its last, so that
+        a core slowed by another process takes fewer parts instead of holding up the job
+        (with fixed halves, the job waits for the slower core), and a caller whose pool
+        thread is busy with another step's job does the work alone instead of waiting.
+        ``work`` may keep its buffers and partial sums across the parts it takes."""
+        ranges = _SharedRanges(n, step)
+        parts = min(self.count, -(-n // step)) if big and self.active() else 1
+        if parts <= 1:
+            return [work(ranges)]
+        futures = [self._get_pool().submit(work, ranges) for _ in range(1, parts)]
+        try:
+            results = [work(ranges)]
+        finally:
+            # Parts that no pool thread has started (all busy) have nothing left to do.
+            started = [f for f in futures if not f.cancel()]
+            wait(started)
+        return results + [f.result() for f in started]
+
+
+class _SharedRanges:
+    """(lo, hi) parts of range(n), ``step`` long, handed out once each to whichever thread
+    asks next."""
+
+    def __init__(self, n: int, step: int) -> None:
+        self._n, self._step = n, max(1, step)
+        self._next = 0
+        self._lock = threading.Lock()
+
+    def __iter__(self) -> "_SharedRanges":
+        return self
+
+    def __next__(self) -> Tuple[int, int]:
+        with self._lock:
+            lo = self._next
+            if lo >= self._n:
+                raise StopIteration
+            self._next = min(self._n, lo + self._step)
+            return lo, self._next
 
 
 WORKERS = _WORKERS = _Workers()

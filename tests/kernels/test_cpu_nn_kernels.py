@@ -194,6 +194,55 @@ def test_jobs_split_only_while_blas_is_single_threaded():
         assert not workers.active()
 
 
+def test_shared_parts_go_to_whichever_core_is_free(monkeypatch):
+    import threading
+    import time
+    from tfjupyter.kernels.cpu import _threads
+    workers = _threads._Workers()
+    workers.count = 2
+    monkeypatch.setattr(workers, "active", lambda: True)
+    taken = {}
+
+    def work(ranges):
+        mine = []
+        for lo, hi in ranges:
+            mine.append((lo, hi))
+            if threading.current_thread() is threading.main_thread():
+                time.sleep(0.05)  # this core is slowed by another process
+        taken[threading.get_ident()] = mine
+        return len(mine)
+
+    counts = workers.share(work, 23, 2, big=True)
+    parts = sorted(p for mine in taken.values() for p in mine)
+    assert parts == [(lo, min(lo + 2, 23)) for lo in range(0, 23, 2)]
+    assert len(counts) == 2 and sum(counts) == 12
+    assert counts[0] < counts[1]  # the slowed caller took fewer parts
+    assert workers.share(work, 5, 2, big=False) == [3]  # small jobs: the caller alone
+
+    # With the pool thread busy elsewhere, the caller does it all and does not wait.
+    release = threading.Event()
+    blocker = workers._get_pool().submit(release.wait, 10)
+    try:
+        start = time.perf_counter()
+        assert workers.share(lambda ranges: sum(1 for _ in ranges), 6, 1, big=True) == [6]
+        assert time.perf_counter() - start < 5
+    finally:
+        release.set()
+        blocker.result()
+
+
+def test_conv2d_filter_grad_bits_do_not_depend_on_the_split(monkeypatch):
+    x, dy = randn(9, 8, 8, 3, dtype=np.float32), randn(9, 8, 8, 4, dtype=np.float32)
+    args = [x, np.array([3, 3, 3, 4], np.int32), dy]
+    attrs = conv_attrs((1, 1), "SAME")
+    monkeypatch.setattr(nn_kernels, "_CHUNK_BYTES", 1)  # one image a chunk: 5 groups
+    monkeypatch.setattr(nn_kernels._WORKERS, "active", lambda: False)
+    whole = run_op("Conv2DBackpropFilter", args, **attrs)
+    split_jobs(monkeypatch)
+    for _ in range(3):
+        np.testing.assert_array_equal(run_op("Conv2DBackpropFilter", args, **attrs), whole)
+
+
 @pytest.mark.parametrize("xs,ws,strides,padding,dilations", CONV_CASES, ids=CONV_IDS)
 def test_conv2d_matches_reference(xs, ws, strides, padding, dilations, execution):
     x, w = randn(*xs), randn(*ws)
@@ -260,9 +309,12 @@ POOL_CASES = [
     ((3, 2), (1, 2), "SAME"),
     ((2, 3), (3, 1), "VALID"),
     ((1, 1), (1, 1), "SAME"),
+    # Windows apart: the pixels between them get no gradient.
+    ((2, 2), (3, 3), "VALID"),
+    ((2, 1), (3, 2), "SAME"),
 ]
 POOL_IDS = [f"k{k}-s{s}-{p}" for k, s, p in POOL_CASES]
-POOL_SHAPES = [(2, 7, 7, 3), (2, 6, 5, 2)]
+POOL_SHAPES = [(2, 7, 7, 3), (2, 6, 5, 2), (1, 6, 6, 9)]
 
 
 @pytest.mark.parametrize("shape", POOL_SHAPES)
