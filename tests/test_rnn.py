@@ -305,10 +305,7 @@ def test_sequence_length_zeroes_outputs_and_keeps_the_last_valid_state(function)
         np.testing.assert_allclose(state_v.h[example], want_h, rtol=1e-5, atol=1e-6)
 
 
-def test_dynamic_rnn_needs_a_static_time_dimension_and_a_dtype():
-    with pytest.raises(ValueError, match="static time dimension.*tf.while_loop"):
-        tf.nn.dynamic_rnn(rnn_cell.GRUCell(2), tf.placeholder(tf.float32, [None, None, 3]),
-                          dtype=tf.float32)
+def test_dynamic_rnn_needs_a_dtype_and_vector_lengths():
     with pytest.raises(ValueError, match="dtype must be specified"):
         tf.nn.dynamic_rnn(rnn_cell.GRUCell(2), tf.placeholder(tf.float32, [None, 4, 3]))
     with pytest.raises(ValueError, match="sequence_length must be a vector"):
@@ -450,3 +447,48 @@ def test_a_tiny_lstm_learns_to_remember_the_first_input():
             sess.run(train, feeds)
         last = sess.run(loss, feeds)
     assert last < 0.3 * first, (first, last)
+
+
+# -- dynamic time (a while loop) ----------------------------------------------------------------
+
+@pytest.mark.parametrize("time_major", [False, True])
+def test_dynamic_time_matches_the_unrolled_rnn(time_major):
+    """Time unknown while building: the cell runs in a while loop; same variables, outputs,
+    final states (sequence_length included) and gradients as the unrolled static-time run."""
+    lengths = np.array([5, 2, 0], np.int32)
+    inputs = RNG.randn(3, 5, 2).astype(np.float32)
+    static_x = tf.placeholder(tf.float32, [None, 5, 2])
+    dynamic_x = tf.placeholder(tf.float32, [None, None, 2])
+    seq = tf.placeholder(tf.int32, [None])
+    cell = rnn_cell.MultiRNNCell([rnn_cell.BasicLSTMCell(4), rnn_cell.GRUCell(3)])
+    results = []
+    for x in (static_x, dynamic_x):
+        fed = tf.transpose(x, [1, 0, 2]) if time_major else x
+        outputs, state = tf.nn.dynamic_rnn(cell, fed, sequence_length=seq, dtype=tf.float32,
+                                           time_major=time_major)
+        loss = tf.reduce_sum(outputs * outputs) + tf.reduce_sum(state[0].c)
+        results.append([outputs, state] + tf.gradients(loss, [x] + cell.weights))
+    assert len(tf.global_variables()) == 6
+    assert results[1][0].shape.as_list() == ([None, None, 3] if time_major else [None, None, 3])
+    assert any(op.type == "While" for op in tf.get_default_graph().get_operations())
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        unrolled, looped = sess.run(results, {static_x: inputs, dynamic_x: inputs, seq: lengths})
+    for a, b in zip(_flatten(unrolled), _flatten(looped)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_bidirectional_dynamic_rnn_over_dynamic_time():
+    lengths = np.array([4, 2, 3], np.int32)
+    inputs = RNG.randn(3, 4, 2).astype(np.float32)
+    static_x = tf.placeholder(tf.float32, [None, 4, 2])
+    dynamic_x = tf.placeholder(tf.float32, [None, None, 2])
+    cell_fw, cell_bw = rnn_cell.BasicRNNCell(3), rnn_cell.GRUCell(2)
+    runs = [tf.nn.bidirectional_dynamic_rnn(cell_fw, cell_bw, x, sequence_length=lengths,
+                                            dtype=tf.float32)
+            for x in (static_x, dynamic_x)]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        unrolled, looped = sess.run(runs, {static_x: inputs, dynamic_x: inputs})
+    for a, b in zip(_flatten(unrolled), _flatten(looped)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

@@ -115,6 +115,13 @@ class Variable:
             return
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
+        from .framework.func_graph import init_scope
+        with init_scope():  # inside tf.cond/tf.while_loop: created once, in the outer graph
+            self._init_from_args(initial_value, trainable, collections, validate_shape, name,
+                                 dtype, constraint)
+
+    def _init_from_args(self, initial_value, trainable, collections, validate_shape, name,
+                        dtype, constraint) -> None:
         if collections is None:
             collections = [GraphKeys.GLOBAL_VARIABLES]
         collections = list(collections)
@@ -221,9 +228,14 @@ class Variable:
         """The variable's value if it is initialized, else its initial value — without
         initializing it (TF's cond on is_variable_initialized), so another variable can be
         initialized from this one in any order."""
-        with self.graph.colocate_with(self._variable.op):
-            return self.graph.create_op("InitializedValue", [self._variable, self._initial_value],
-                                        name="InitializedValue").outputs[0]
+        from .framework.func_graph import init_scope
+        from .ops.cond_ops import cond
+        # As TF 1.x: a cond on is_variable_initialized. The read happens inside the branch
+        # (the If op takes the variable by reference), so it never reads an uninitialized one.
+        with init_scope(), self.graph.colocate_with(self._variable.op):
+            return cond(is_variable_initialized(self._variable),
+                        lambda: array_ops.identity(self._variable, name="read"),
+                        lambda: self._initial_value, name="cond")
 
     # -- state changes ---------------------------------------------------------------------------
     def assign(self, value, use_locking: bool = False, name=None, read_value: bool = True):

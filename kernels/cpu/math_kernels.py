@@ -88,7 +88,8 @@ def floor_mod(op, ctx):
     return np.remainder if _is_float(op) else _check_int_divisor(np.remainder)
 
 
-def _pow(x, y):
+def c_pow(x, y):
+    """np.power with C's pow (TensorFlow's) results; the CUDA simulator uses it too."""
     out = np.power(x, y)  # integers to negative integer powers raise ValueError, as in TF
     if np.ndim(y) == 0 and out.dtype.kind == "f" and y == 0.5:
         # numpy computes x ** 0.5 as sqrt(x) for a scalar exponent: sqrt(-0) = -0 and
@@ -99,7 +100,7 @@ def _pow(x, y):
 
 @KERNELS.register("Pow")
 def pow_(op, ctx):
-    return _pow
+    return c_pow
 
 
 @KERNELS.register("Maximum")

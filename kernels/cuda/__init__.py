@@ -93,4 +93,4 @@ def on_host(*op_types: str) -> None:
 
 
 # Importing a kernel module registers its kernels in KERNELS.
-from . import host_kernels, elementwise_kernels, reduction_kernels, array_kernels, random_kernels, state_kernels, training_kernels, matmul_kernels, nn_kernels  # noqa: E402,F401
+from . import host_kernels, elementwise_kernels, reduction_kernels, array_kernels, random_kernels, state_kernels, training_kernels, matmul_kernels, nn_kernels, control_flow_kernels  # noqa: E402,F401

@@ -42,10 +42,12 @@ __all__ = ["flat", "broadcast_layout", "launch_fill", "dims_text"]
 if _runtime.SIMULATOR:
     # The simulator runs device functions as Python: math.log(0), math.sqrt(-1), math.pow(-1,
     # 0.5) would raise there, where the GPU's libdevice (and the CPU kernels) give -inf or NaN.
-    # numpy's ufuncs on numpy scalars give those values.
+    # numpy's ufuncs on numpy scalars give those values (pow: C's, as numpy's takes x ** 0.5 for
+    # sqrt(x)).
+    from ..cpu.math_kernels import c_pow
     _M = SimpleNamespace(exp=np.exp, expm1=np.expm1, log=np.log, log1p=np.log1p, sqrt=np.sqrt,
                          sin=np.sin, cos=np.cos, tan=np.tan, asin=np.arcsin, acos=np.arccos,
-                         atan=np.arctan, tanh=np.tanh, pow=np.power, fmod=np.fmod)
+                         atan=np.arctan, tanh=np.tanh, pow=c_pow, fmod=np.fmod)
 else:
     _M = math
 

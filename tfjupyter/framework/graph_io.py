@@ -9,7 +9,8 @@ value also goes to the reserved node attr ``_tfjupyter_attrs``; values with no T
 ``tfjupyter.list`` ...).  ``_output_shapes`` carries each output's static shape, so shapes that
 ``set_shape`` refined survive.  Numpy scalars come back as the equal Python scalars.
 
-- ``export_graph_def(graph_or_ops)``: the GraphDef, ops in creation order.
+- ``export_graph_def(graph_or_ops)``: the GraphDef, ops in creation order; the functions of
+  ``If``/``While`` ops go to its library, as TensorFlow's (``function_io.py``).
 - ``rebuild_graph(graph_def)``: a new Graph with the same names, devices, attrs, inputs and
   static shapes (the fast path of the distributed runtime).
 - ``import_graph_def(...)``: TensorFlow's ``tf.import_graph_def`` into the default graph.
@@ -26,8 +27,9 @@ from tensorboard.compat.proto import attr_value_pb2, graph_pb2, tensor_pb2, tens
 
 from ..summary._encoding import DATATYPE_ENUM, ENUM_DATATYPE, ENUM_NAMES
 from ..summary.graph_def import _input_name, attr_value, shape_proto, tensor_proto
-from . import dtypes
+from . import dtypes, function_io
 from .device import DeviceSpec
+from .func_graph import Function
 from .ops import Graph, Operation, Tensor, convert_to_tensor, get_default_graph, name_scope
 from .registry import registered_ops
 from .tensor_shape import TensorShape
@@ -282,7 +284,7 @@ def _decode_tagged(func: attr_value_pb2.NameAttrList) -> Any:
         if value.shape == () and value.dtype == np.float64:
             return float(value)
     if tag is None:
-        raise _NoForm(f"is the function {func.name!r}; function attrs are not supported")
+        return function_io.decode(func.name)
     raise _NoForm(f"is a malformed {func.name}")
 
 
@@ -367,6 +369,9 @@ def export_graph_def(graph_or_ops: Union[Graph, Iterable[Operation]],
             if key in _RESERVED:
                 raise ValueError(f"Cannot export op '{op.name}' ({op.type}): its attr '{key}' "
                                  "has a name reserved by the GraphDef encoding")
+            if isinstance(value, Function):
+                function_io.encode(node.attr[key], value, graph_def.library)
+                continue
             try:
                 exact_value = _encode(node.attr[key], key, value)
             except _NoForm as e:
@@ -402,12 +407,22 @@ def _check_graph_def(graph_def) -> None:
     if getattr(descriptor, "full_name", None) not in ("tensorboard.GraphDef",
                                                       "tensorflow.GraphDef"):
         raise TypeError("graph_def must be a GraphDef proto.")
-    if graph_def.library.function or graph_def.library.gradient:
-        raise ValueError("The GraphDef has a function library; tfjupyter does not support "
-                         "graph functions.")
+    if graph_def.library.gradient:
+        raise ValueError("The GraphDef has a gradient library; tfjupyter does not support "
+                         "gradient functions.")
+    for f in graph_def.library.function:
+        if "_inputs" not in f.attr:
+            raise ValueError(f"The GraphDef's function library has function "
+                             f"'{f.signature.name}', which tfjupyter did not write; tfjupyter "
+                             "reads only the functions of its own If/While ops.")
 
 
 def _parse(graph_def, internal: bool) -> List[_Node]:
+    with function_io.library_scope(graph_def.library):
+        return _parse_nodes(graph_def, internal)
+
+
+def _parse_nodes(graph_def, internal: bool) -> List[_Node]:
     known = registered_ops()
     name_re = _INTERNAL_NAME_RE if internal else _NAME_RE
     nodes: List[_Node] = []
@@ -550,8 +565,12 @@ def rebuild_graph(graph_def: graph_pb2.GraphDef) -> Graph:
     devices (no device functions), attrs, control inputs and static shapes. Each op's shape
     function runs, so a malformed GraphDef fails with a ValueError naming the node."""
     _check_graph_def(graph_def)
+    return rebuild_into(Graph(), graph_def)
+
+
+def rebuild_into(graph: Graph, graph_def: graph_pb2.GraphDef) -> Graph:
+    """rebuild_graph's work, into a given (empty) graph: a function graph's body."""
     nodes = _topological_order(_parse(graph_def, internal=True))
-    graph = Graph()
     built: Dict[str, Operation] = {}
     for node in nodes:
         inputs = []

@@ -237,11 +237,14 @@ class Graph:
 
     @contextlib.contextmanager
     def as_default(self):
-        _default_graph_stack.push(self)
+        # Inside a control-flow function being traced, an enclosing graph's as_default (TF 1.x
+        # code does `with loss.graph.as_default()`) keeps building in the function.
+        graph = _building_graph(self)
+        _default_graph_stack.push(graph)
         try:
             yield self
         finally:
-            _default_graph_stack.pop(self)
+            _default_graph_stack.pop(graph)
 
     # -- lookup ------------------------------------------------------------------------------
     def get_operations(self) -> List[Operation]:
@@ -418,6 +421,13 @@ class Graph:
     # -- building ----------------------------------------------------------------------------
     def create_op(self, op_type: str, inputs: Sequence[Tensor], attrs: Optional[Dict] = None,
                   name: Optional[str] = None, control_inputs: Sequence[Operation] = ()) -> Operation:
+        building = _building_graph(self)
+        if building is not self:
+            return building.create_op(op_type, inputs, attrs, name, control_inputs)
+        return self._create_op_here(op_type, inputs, attrs, name, control_inputs)
+
+    def _create_op_here(self, op_type: str, inputs: Sequence[Tensor], attrs: Optional[Dict],
+                        name: Optional[str], control_inputs: Sequence[Operation]) -> Operation:
         with self._lock:
             self._check_not_finalized()
             for t in inputs:
@@ -577,8 +587,17 @@ def _graph_of(values: Iterable) -> Optional[Graph]:
     for v in values:
         g = getattr(v, "graph", None)
         if isinstance(g, Graph):
-            return g
+            return _building_graph(g)
     return None
+
+
+def _building_graph(graph: Graph) -> Graph:
+    """Where an op on ``graph``'s tensors is built: the default graph while it is a control-flow
+    function nested in ``graph`` (the op then captures its outer inputs), else ``graph``."""
+    default = _default_graph_stack.stack[-1] if _default_graph_stack.stack else None
+    if default is None or default is graph or getattr(default, "outer_graph", None) is None:
+        return graph
+    return default if default.encloses(graph) else graph
 
 
 def convert_to_tensor(value, dtype=None, name: Optional[str] = None, preferred_dtype=None,

@@ -118,10 +118,8 @@ class Dropout(Layer):
     """Drops each input with probability ``rate`` (the DROP rate: keep_prob = 1 - rate) and
     scales the rest by 1 / (1 - rate), when ``training``; the identity otherwise.
 
-    ``training`` may be a bool tensor. TensorFlow switches with tf.cond; tfjupyter has no
-    control flow, so both outputs are built and ``tf.where(training, dropped, inputs)``
-    selects one: the same values and gradients (the unselected branch gets zero gradient),
-    at the cost of drawing the random mask in inference steps too.
+    ``training`` may be a bool tensor: then ``tf.cond`` switches, as in TensorFlow, so the
+    random mask is drawn in training steps only.
     """
 
     def __init__(self, rate: float = 0.5, noise_shape=None, seed: Optional[int] = None,
@@ -145,12 +143,13 @@ class Dropout(Layer):
         training_value = constant_bool(training)
         if training_value is False:
             return array_ops.identity(inputs)
-        dropped = nn.dropout(inputs, noise_shape=self._get_noise_shape(inputs), seed=self.seed,
-                             rate=self.rate)
+        def dropped():
+            return nn.dropout(inputs, noise_shape=self._get_noise_shape(inputs),
+                              seed=self.seed, rate=self.rate)
         if training_value is True:
-            return dropped
-        return array_ops.where(convert_to_tensor(training), dropped,
-                               array_ops.identity(inputs))
+            return dropped()
+        from ..ops.cond_ops import cond
+        return cond(convert_to_tensor(training), dropped, lambda: array_ops.identity(inputs))
 
 
 def dropout(inputs, rate: float = 0.5, noise_shape=None, seed: Optional[int] = None,

@@ -59,3 +59,9 @@ def with_dependencies(dependencies, output_tensor, name: Optional[str] = None):
     output_tensor = convert_to_tensor(output_tensor)
     with output_tensor.graph.control_dependencies(dependencies):
         return array_ops.identity(output_tensor, name=name)
+
+
+# Functional control flow (TensorFlow's control-flow v2): the If and While ops live in their
+# own modules, with their gradients; tf.map_fn and friends in functional_ops.
+from .cond_ops import case, cond  # noqa: E402,F401
+from .while_ops import while_loop  # noqa: E402,F401

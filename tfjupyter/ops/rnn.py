@@ -2,10 +2,11 @@
 with TensorFlow 1.x's variable scopes ('rnn', 'bidirectional_rnn/fw', 'bidirectional_rnn/bw'),
 so the cells' variables get TF's names.
 
-This codebase has no ``tf.while_loop`` yet, so ``dynamic_rnn`` unrolls the cell over the time
-dimension, which must be known while the graph is built: the results (and the variables) are
-those of TF's while loop; the graph has one copy of the cell per time step. The cell is called
-once per step with the "rnn" scope set to reuse after the first step, as ``static_rnn`` does.
+When the time dimension is known while the graph is built, ``dynamic_rnn`` unrolls the cell
+over it: the graph has one copy of the cell per time step, called with the "rnn" scope set to
+reuse after the first step, as ``static_rnn`` does. When it is not (a placeholder of shape
+[batch, None, features]), the cell runs in a ``tf.while_loop`` (``functional_ops``' scan loop
+over time-major inputs), as TF's does. The results and the variables are the same either way.
 
 With ``sequence_length``, a step past a sequence's end outputs zeros and carries the state
 unchanged, so the final state is the one at the sequence's last valid step (TF's semantics;
@@ -19,8 +20,8 @@ from ..framework import dtypes
 from ..framework.ops import Tensor, convert_to_tensor, name_scope
 from ..variable_scope import variable_scope
 from . import array_ops, math_ops
-from .rnn_cell_impl import (flatten, is_sequence, map_structure, pack_sequence_as,
-                            zero_state_tensors)
+from ..framework.nest import flatten, is_sequence, map_structure, pack_sequence_as
+from .rnn_cell_impl import zero_state_tensors
 
 __all__ = ["static_rnn", "dynamic_rnn", "bidirectional_dynamic_rnn", "static_bidirectional_rnn"]
 
@@ -116,7 +117,8 @@ def static_rnn(cell, inputs, initial_state=None, dtype=None, sequence_length=Non
                          _sequence_length_tensor(sequence_length), dtype, varscope)
 
 
-def _static_time_steps(flat_inputs: List[Tensor], time_axis: int) -> int:
+def _static_time_steps(flat_inputs: List[Tensor], time_axis: int) -> Optional[int]:
+    """The number of time steps, None when some input's time dimension is not static."""
     steps = set()
     for flat_input in flat_inputs:
         shape = flat_input.shape
@@ -124,17 +126,49 @@ def _static_time_steps(flat_inputs: List[Tensor], time_axis: int) -> int:
             raise ValueError(f"dynamic_rnn: inputs must have rank >= 2 (batch and time), got "
                              f"{flat_input.name} of shape {shape}.")
         steps.add(shape.as_list()[time_axis])
-    if None in steps:
-        raise ValueError("dynamic_rnn needs a static time dimension (the inputs' "
-                         f"{'first' if time_axis == 0 else 'second'} dimension) until "
-                         "tf.while_loop exists: it unrolls the cell over the time steps. Got "
-                         f"inputs of shape {[str(t.shape) for t in flat_inputs]}; give the "
-                         "placeholder a fixed number of steps (pad the sequences and pass "
-                         "sequence_length).")
-    if len(steps) != 1:
+    known = steps - {None}
+    if len(known) > 1:
         raise ValueError(f"dynamic_rnn: the inputs disagree on the number of time steps: "
-                         f"{sorted(steps)}")
-    return steps.pop()
+                         f"{sorted(known)}")
+    return None if None in steps else steps.pop()
+
+
+def _time_major(t: Tensor) -> Tensor:
+    return array_ops.transpose(t, [1, 0] + list(range(2, t.shape.ndims)))
+
+
+def _looped(cell, inputs, flat_inputs: List[Tensor], state, sequence_length, dtype,
+            time_major: bool, parallel_iterations, swap_memory: bool):
+    """dynamic_rnn over a time dimension known only at run time: a while loop (the scan loop
+    of functional_ops) over time-major inputs. Returns (time-major outputs, final state)."""
+    from .functional_ops import _loop
+    steps = [t if time_major else _time_major(t) for t in flat_inputs]
+    batch_static = steps[0].shape.as_list()[1]
+    batch_size = batch_static if batch_static is not None else array_ops.shape(steps[0])[1]
+    state = _initial_state(cell, state, batch_size, dtype)
+    zero_output = zero_state_tensors(cell.output_size, batch_size, _state_dtype(dtype, state))
+
+    def step(carry, step_input):
+        time, _, old_state = carry
+        output, new_state = cell(step_input, old_state)
+        if sequence_length is not None:
+            finished = math_ops.greater_equal(time, sequence_length)
+            output = map_structure(lambda zero, out: array_ops.where(finished, zero, out),
+                                   zero_output, output)
+            new_state = map_structure(lambda old, new: array_ops.where(finished, old, new),
+                                      old_state, new_state)
+        return (time + 1, output, new_state)
+
+    initial = (array_ops.constant(0, dtypes.int32), zero_output, state)
+    elems = pack_sequence_as(inputs, steps)
+    with name_scope("while") as loop_scope:
+        final, stacked, _ = _loop(step, elems, initial, True, False, True,
+                                  parallel_iterations or 32, swap_memory, loop_scope,
+                                  "dynamic_rnn")
+    n_output = len(flatten(zero_output))
+    outputs = pack_sequence_as(zero_output, stacked[1:1 + n_output])
+    final_state = pack_sequence_as(state, final[1 + n_output:])
+    return outputs, final_state
 
 
 def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=None,
@@ -148,6 +182,13 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
         flat_inputs = [convert_to_tensor(t, name="input") for t in flatten(inputs)]
         time_axis = 0 if time_major else 1
         num_steps = _static_time_steps(flat_inputs, time_axis)
+        if num_steps is None:
+            outputs, final_state = _looped(cell, inputs, flat_inputs, initial_state,
+                                           _sequence_length_tensor(sequence_length), dtype,
+                                           time_major, parallel_iterations, swap_memory)
+            if not time_major:
+                outputs = map_structure(_time_major, outputs)
+            return outputs, final_state
         # Per input, its time slices; then per step, the inputs' structure.
         slices = [array_ops.unstack(t, num=num_steps, axis=time_axis) for t in flat_inputs]
         step_inputs = [pack_sequence_as(inputs, [s[time] for s in slices])
@@ -168,6 +209,8 @@ def _reverse_sequences(value: Tensor, sequence_length: Optional[Tensor], time_ax
     if sequence_length is None:
         return array_ops.reverse(value, [time_axis])
     num_steps = value.shape.as_list()[time_axis]
+    if num_steps is None:
+        num_steps = array_ops.shape(value)[time_axis]
     batch_major = value if time_axis == 1 else array_ops.transpose(
         value, [1, 0] + list(range(2, value.shape.ndims)))
     # Source step of each (example, step): length - 1 - step inside the sequence, else step.

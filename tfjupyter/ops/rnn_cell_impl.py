@@ -19,6 +19,7 @@ import numbers
 from typing import Any, Callable, List, Optional
 
 from ..framework import dtypes
+from ..framework.nest import flatten, is_sequence, map_structure, pack_sequence_as
 from ..framework.ops import Tensor, convert_to_tensor, device as _device_scope, name_scope
 from ..framework.tensor_shape import TensorShape
 from ..init_ops import constant_initializer, zeros_initializer
@@ -31,54 +32,6 @@ from .random_ops import random_uniform
 __all__ = ["RNNCell", "LayerRNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell",
            "MultiRNNCell", "DropoutWrapper", "ResidualWrapper", "DeviceWrapper",
            "LSTMStateTuple"]
-
-
-# ---------------------------------------------------------------------------------------------
-# Nested structures: states are tensors, tuples of them (LSTMStateTuple, MultiRNNCell's tuple)
-# or nestings of those. A small version of TF's ``nest`` for tuples, lists and namedtuples.
-
-
-def is_sequence(value) -> bool:
-    return isinstance(value, (tuple, list))
-
-
-def flatten(structure) -> List[Any]:
-    if not is_sequence(structure):
-        return [structure]
-    return [leaf for item in structure for leaf in flatten(item)]
-
-
-def pack_sequence_as(structure, flat_sequence):
-    """``flat_sequence`` in the nesting of ``structure`` (namedtuples keep their type)."""
-    flat_sequence = list(flat_sequence)
-    position = [0]
-
-    def pack(template):
-        if not is_sequence(template):
-            value = flat_sequence[position[0]]
-            position[0] += 1
-            return value
-        items = [pack(item) for item in template]
-        if hasattr(template, "_fields"):
-            return type(template)(*items)
-        return type(template)(items)
-
-    packed = pack(structure)
-    if position[0] != len(flat_sequence):
-        raise ValueError(f"Structure had {position[0]} elements, but flat_sequence had "
-                         f"{len(flat_sequence)} elements.")
-    return packed
-
-
-def map_structure(fn: Callable, *structures):
-    flats = [flatten(s) for s in structures]
-    if any(len(f) != len(flats[0]) for f in flats):
-        raise ValueError("The structures don't have the same number of elements: "
-                         f"{[len(f) for f in flats]}")
-    return pack_sequence_as(structures[0], [fn(*leaves) for leaves in zip(*flats)])
-
-
-# ---------------------------------------------------------------------------------------------
 
 
 class LSTMStateTuple(collections.namedtuple("LSTMStateTuple", ("c", "h"))):

@@ -20,6 +20,7 @@ import contextlib
 import functools
 import itertools
 import sys
+import threading
 import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -46,6 +47,13 @@ _VIEW_TYPES = {"Reshape": 0, "ExpandDims": 0, "Squeeze": 0, "Transpose": 0, "Sli
                "StridedSlice": 0, "ReverseV2": 0, "Split": 1, "SplitV": 0, "Unpack": 0}
 
 _plan_ids = itertools.count()
+# The session (or partition host) whose plan is being compiled, for kernels that compile plans of
+# their own: control-flow ops compile their functions for the same task's devices.
+_compiling = threading.local()
+
+
+def compiling_session():
+    return getattr(_compiling, "session", None)
 
 
 def needed_ops(fetches: Sequence[Optional[Tensor]], feeds: Sequence[Tensor],
@@ -189,6 +197,7 @@ class Plan:
                     raise errors.NotFoundError(
                         None, op, f"No {device.device_type} kernel registered for op '{op.name}' "
                         f"(type {op.type}) on {device.name}")
+                outer, _compiling.session = compiling_session(), session
                 try:
                     with _device_context(device):  # factories upload constants, make RNG states
                         kernel = factory(op, device)
@@ -196,6 +205,8 @@ class Plan:
                     raise
                 except (ValueError, TypeError, NotImplementedError) as e:
                     raise errors.InvalidArgumentError(None, op, f"{op.type} '{op.name}': {e}") from e
+                finally:
+                    _compiling.session = outer
                 host_inputs = getattr(kernel, "host_inputs", ())
                 host_outputs = getattr(kernel, "host_outputs", ())
                 bind = getattr(device.backend, "bind", None)
