@@ -6,6 +6,10 @@ import pytest
 
 import tfjupyter as tf
 
+# The browser tests' session-wide JupyterLab server and Chromium (tests/lab.py): registered here,
+# once for every module that uses them.
+from lab import _session_lab, chromium_browser  # noqa: E402,F401 (fixtures)
+
 # Clusters the tests start register themselves (tfjupyter/cluster/registry.py): in a directory
 # of this run, not in the user's Jupyter runtime directory.
 _REGISTRY = tempfile.mkdtemp(prefix="tfjupyter-test-registry-")

@@ -2,7 +2,7 @@
 
 A test module imports the fixtures and helpers it uses::
 
-    from lab import (browser_page, chromium_browser, jupyter_lab,  # noqa: F401 (fixtures)
+    from lab import (browser_page, jupyter_lab,  # noqa: F401 (fixtures)
                      requires_chromium, open_notebook, run_all, wait_idle, save)
 
     pytestmark = requires_chromium
@@ -16,23 +16,29 @@ A test module imports the fixtures and helpers it uses::
 
 Fixtures
 --------
+The session-scoped ones (``chromium_browser`` and the server behind ``jupyter_lab``) are
+registered by tests/conftest.py, so that every module gets the same instance; a module that
+imported them itself would get copies of its own.
+
 ``jupyter_lab`` (module scope) -> :class:`Lab`
-    A JupyterLab server of its own (:func:`start_lab`): ``python -m jupyterlab`` on
+    A JupyterLab server (:func:`start_lab`): ``python -m jupyterlab`` on
     127.0.0.1, a free port, a random token, a temporary root dir, and temporary
     JUPYTER_CONFIG_DIR, JUPYTER_RUNTIME_DIR, IPYTHONDIR, TFJUPYTER_TOKEN_DIR,
     JUPYTERLAB_SETTINGS_DIR and JUPYTERLAB_WORKSPACES_DIR. JUPYTER_DATA_DIR is left
     alone, so the lab extensions and kernel specs installed with the Python packages
-    (ipywidgets, jupyter_bokeh) are found. Module scope because a start takes seconds:
-    the tests of a module share the server and its root dir (use distinct notebook
-    names), and the kernels they start live until the module ends unless a test
-    calls ``lab.shutdown_kernels()``. For a server per test, write a fixture that does
-    ``with start_lab(tmp_path) as lab: yield lab``. At teardown the kernels are shut
-    down through the REST API, the server is stopped (SIGTERM, then SIGKILL), and a
+    (ipywidgets, jupyter_bokeh) are found. Its environment has TFJUPYTER_BOKEHJS=inline:
+    the browser has no network, so dashboards put BokehJS into the page. A start takes
+    seconds (about 10 on a loaded two-core machine), so one server serves the whole
+    session: the browser test modules share it and its root dir (use distinct notebook
+    names). The kernels a module starts live until the module ends unless a test calls
+    ``lab.shutdown_kernels()``; then they are shut down through the REST API, and a
     child process of the server still alive 10 s later is killed and reported as an
-    error of the teardown.
-``chromium_browser`` (module scope)
+    error of the module's teardown. At the end of the session the server is stopped
+    (SIGTERM, then SIGKILL), with the same check. For a server per test, write a
+    fixture that does ``with start_lab(tmp_path) as lab: yield lab``.
+``chromium_browser`` (session scope)
     Playwright's Chromium started from /usr/bin/chromium (Playwright cannot download
-    its own browser here).
+    its own browser here), shared by the browser test modules.
 ``browser_page`` (function scope)
     A page in a fresh browser context, viewport 1400x1000. From its start it records
     the page's websockets (so a :func:`websocket_counter` made after the notebook
@@ -202,13 +208,15 @@ DEFAULT_SETTINGS = {
 @contextlib.contextmanager
 def start_lab(tmp_dir: Path, settings: dict[str, dict] | None = None,
               extra_args: tuple[str, ...] = (), expose_app: bool = True,
-              timeout: float = LAB_START_TIMEOUT) -> Iterator[Lab]:
+              timeout: float = LAB_START_TIMEOUT,
+              env: dict[str, str] | None = None) -> Iterator[Lab]:
     """Run a JupyterLab server under ``tmp_dir`` (its root is ``tmp_dir/root``).
 
     ``settings`` ({"pkg:plugin": {...}}) is merged over DEFAULT_SETTINGS; ``extra_args``
     go to the command line (do not repeat an option given here: traitlets then sees a
     list); ``expose_app=False`` leaves window.jupyterapp out (the helpers fall back to
-    the menus, Ctrl+S and the DOM). The log is ``tmp_dir/lab.log``. On exit:
+    the menus, Ctrl+S and the DOM); ``env`` is added to the environment of the server
+    and its kernels. The log is ``tmp_dir/lab.log``. On exit:
     the kernels are shut down through the REST API, the server gets SIGTERM (then
     SIGKILL after 15 s), and any child process still alive 10 s later is killed and
     reported as a RuntimeError.
@@ -222,7 +230,7 @@ def start_lab(tmp_dir: Path, settings: dict[str, dict] | None = None,
     for d in (root, *dirs.values()):
         d.mkdir(parents=True, exist_ok=True)
     _write_settings(dirs["settings"], {**DEFAULT_SETTINGS, **(settings or {})})
-    env = dict(os.environ,
+    env = dict(os.environ, **(env or {}),
                JUPYTER_CONFIG_DIR=str(dirs["config"]),
                JUPYTER_RUNTIME_DIR=str(dirs["runtime"]),
                IPYTHONDIR=str(dirs["ipython"]),
@@ -302,6 +310,24 @@ def _stop_lab(lab: Lab, psutil) -> None:
         except subprocess.TimeoutExpired:
             lab.proc.kill()
             lab.proc.wait(5)
+    try:
+        _kill_lingering(children, psutil, "JupyterLab")
+    finally:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(lab.proc.pid, signal.SIGKILL)    # the session start_lab made
+
+
+def _end_kernels(lab: Lab) -> None:
+    """Shut down the kernels (and so what they started) of a server that goes on running."""
+    import psutil
+    children = lab.child_processes()
+    lab.shutdown_kernels()
+    _kill_lingering(children + [c for c in lab.child_processes() if c not in children], psutil,
+                    "their kernels")
+
+
+def _kill_lingering(children: list, psutil, outlived: str) -> None:
+    """Wait up to 10 s for ``children`` to exit; kill those left and report them."""
     _gone, alive = psutil.wait_procs(children, timeout=10)
     lingering = []
     for p in alive:
@@ -309,10 +335,8 @@ def _stop_lab(lab: Lab, psutil) -> None:
             lingering.append(f"{p.pid} {' '.join(p.cmdline())[:200]}")
             p.kill()
     psutil.wait_procs(alive, timeout=5)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(lab.proc.pid, signal.SIGKILL)    # the session start_lab made
     if lingering:
-        raise RuntimeError("child processes of JupyterLab outlived it (killed now):\n"
+        raise RuntimeError(f"child processes of JupyterLab outlived {outlived} (killed now):\n"
                            + "\n".join(lingering))
 
 
@@ -324,17 +348,24 @@ def _skip_without_chromium() -> None:
         pytest.skip(reason)
 
 
-@pytest.fixture(scope="module")
-def jupyter_lab(tmp_path_factory) -> Iterator[Lab]:
-    """A JupyterLab server shared by the tests of one module (see the module doc)."""
+@pytest.fixture(scope="session")
+def _session_lab(tmp_path_factory) -> Iterator[Lab]:
     _skip_without_chromium()
-    with start_lab(tmp_path_factory.mktemp("jupyter_lab")) as lab:
+    with start_lab(tmp_path_factory.mktemp("jupyter_lab"),
+                   env={"TFJUPYTER_BOKEHJS": "inline"}) as lab:
         yield lab
 
 
 @pytest.fixture(scope="module")
+def jupyter_lab(_session_lab) -> Iterator[Lab]:
+    """The session's JupyterLab server; the kernels of the module end with it (module doc)."""
+    yield _session_lab
+    _end_kernels(_session_lab)
+
+
+@pytest.fixture(scope="session")
 def chromium_browser():
-    """Chromium through Playwright, shared by the tests of one module."""
+    """Chromium through Playwright, shared by the browser test modules."""
     _skip_without_chromium()
     from playwright.sync_api import sync_playwright
     with sync_playwright() as p:

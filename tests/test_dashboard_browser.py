@@ -14,33 +14,14 @@ import nbformat
 import pytest
 
 from notebook_util import without_outputs
-from lab import (browser_page, chromium_browser, open_notebook,  # noqa: F401 (fixtures)
-                 requires_chromium, run_all, save, shot, start_lab, wait_idle, websocket_counter,
-                 widget_errors)
+from lab import (browser_page, jupyter_lab,  # noqa: F401 (fixtures)
+                 open_notebook, requires_chromium, run_all, save, shot, wait_idle,
+                 websocket_counter, widget_errors)
 
 pytestmark = requires_chromium
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "dashboard.ipynb"
 DASHBOARD = ".jp-OutputArea-output .tfjupyter-dashboard"
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    # The browser has no network: BokehJS goes into the page inline, not from the CDN.
-    old = os.environ.get("TFJUPYTER_BOKEHJS")
-    os.environ["TFJUPYTER_BOKEHJS"] = "inline"
-    try:
-        manager = start_lab(tmp_path_factory.mktemp("dashboard-lab"))
-        server = manager.__enter__()
-    finally:
-        if old is None:
-            os.environ.pop("TFJUPYTER_BOKEHJS", None)
-        else:
-            os.environ["TFJUPYTER_BOKEHJS"] = old
-    try:
-        yield server
-    finally:
-        manager.__exit__(None, None, None)
 
 
 def _shot_whole(page, element, path) -> None:
@@ -55,13 +36,21 @@ def _shot_whole(page, element, path) -> None:
         page.set_viewport_size(size)
 
 
-def _figure_png(page, index: int) -> bytes:
-    return page.locator(f"{DASHBOARD} .bk-Figure").nth(index).screenshot()
+def _figure_png(page, index: int):
+    """A screenshot of the figure, or None when the page is too busy to take one in 10 s (on a
+    loaded machine, while the figure keeps redrawing): a missed look, not a failure."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    try:
+        return page.locator(f"{DASHBOARD} .bk-Figure").nth(index).screenshot(timeout=10_000)
+    except PlaywrightTimeout:
+        return None
 
 
 @pytest.mark.timeout(420)
-def test_dashboard_notebook_in_jupyterlab(lab, browser_page, tmp_path):  # noqa: F811
-    page = browser_page
+def test_dashboard_notebook_in_jupyterlab(jupyter_lab, browser_page, tmp_path):  # noqa: F811
+    # The lab's kernels have TFJUPYTER_BOKEHJS=inline: the browser has no network, so the
+    # dashboards put BokehJS into the page rather than load it from the CDN.
+    lab, page = jupyter_lab, browser_page
     notebook = without_outputs(nbformat.read(NOTEBOOK, as_version=4))
     nbformat.write(notebook, lab.root_dir / NOTEBOOK.name)
     open_notebook(page, lab, NOTEBOOK.name)
@@ -73,14 +62,19 @@ def test_dashboard_notebook_in_jupyterlab(lab, browser_page, tmp_path):  # noqa:
     assert widget_errors(page) == []
 
     # While the four towers train, the examples/s figure keeps changing.
-    frames, start = [], time.monotonic()
+    frames, missed, start = [], 0, time.monotonic()
     while time.monotonic() - start < 90:
-        frames.append(_figure_png(page, 0))
+        frame = _figure_png(page, 0)
+        if frame is None:
+            missed += 1
+        else:
+            frames.append(frame)
         if page.locator(".jp-OutputArea-output", has_text="step 1000").count():
             break
         page.wait_for_timeout(300)
     changes = sum(a != b for a, b in zip(frames, frames[1:]))
-    assert changes >= 2, f"the examples/s figure changed {changes} times in {len(frames)} looks"
+    assert changes >= 2, (f"the examples/s figure changed {changes} times in {len(frames)} looks "
+                          f"({missed} missed: the page was too busy for a screenshot)")
     patches.stop()
     rate = patches.rate()
     assert patches.count >= 5, (patches.count, rate)

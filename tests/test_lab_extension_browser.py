@@ -15,7 +15,7 @@ from pathlib import Path
 import nbformat
 
 from notebook_util import without_outputs
-from lab import (browser_page, chromium_browser, jupyter_lab, open_notebook,  # noqa: F401
+from lab import (browser_page, jupyter_lab, open_notebook,  # noqa: F401
                  requires_chromium, run_all, run_cell, shot, wait_idle, widget_errors)
 
 pytestmark = requires_chromium

@@ -9,7 +9,7 @@ import time
 import nbformat
 import pytest
 
-from lab import (browser_page, chromium_browser, jupyter_lab,  # noqa: F401 (fixtures)
+from lab import (browser_page, jupyter_lab,  # noqa: F401 (fixtures)
                  open_notebook, requires_chromium, run_all, run_cell, save, shot, wait_for_text,
                  wait_idle, websocket_counter, widget_errors)
 
