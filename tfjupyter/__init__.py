@@ -21,7 +21,9 @@ from .client.config import ConfigProto, GPUOptions, GraphOptions, RunMetadata, R
 from .client.session import InteractiveSession, Session, get_default_session  # noqa: F401
 from .gradients import gradients  # noqa: F401
 from .ops.array_ops import *  # noqa: F401,F403
-from .ops.control_flow_ops import group, no_op, tuple, with_dependencies  # noqa: F401
+from .ops.control_flow_ops import (case, cond, group, no_op, tuple, while_loop,  # noqa: F401
+                                   with_dependencies)
+from .ops.functional_ops import foldl, foldr, map_fn, scan  # noqa: F401
 from .ops.math_ops import *  # noqa: F401,F403
 from .ops.random_ops import *  # noqa: F401,F403
 from .ops.linalg_ops import *  # noqa: F401,F403
@@ -41,6 +43,11 @@ from . import app, contrib, datasets, nn, summary, test, train  # noqa: F401,E40
 from . import python_io  # noqa: F401,E402
 from . import compat, gfile, io  # noqa: F401,E402
 from . import layers, losses  # noqa: F401,E402  (tf.layers, tf.losses)
+from . import image  # noqa: F401,E402  (tf.image)
+from .ops.image_ops import random_crop  # noqa: F401,E402
+from . import logging  # noqa: F401,E402  (tf.logging)
+from .ops.logging_ops import Assert, Print  # noqa: F401,E402
+from .ops.check_ops import *  # noqa: F401,F403,E402  (tf.assert_*)
 # tf.NodeDef is the protobuf class of a GraphDef's nodes (graph_def.node[i]), as in TensorFlow.
 from tensorboard.compat.proto.node_def_pb2 import NodeDef  # noqa: F401,E402
 from .app import flags  # noqa: F401,E402

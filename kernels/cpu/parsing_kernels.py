@@ -590,7 +590,9 @@ def parse_single_example(op, ctx):
         # One example: drop the batch dimension (the sparse indices' first column is all 0).
         return _outputs(tuple(np.ascontiguousarray(s[0][:, 1:]) for s in sparse)
                         + tuple(s[1] for s in sparse) + tuple(s[2][1:] for s in sparse)
-                        + tuple(d[0] for d in dense))
+                        # d[0, ...] keeps a scalar string an object array: a bare bytes value
+                        # would become numpy's 'S' type downstream, which drops trailing NULs.
+                        + tuple(d[0, ...] for d in dense))
     return run
 
 
@@ -603,7 +605,8 @@ def decode_raw(op, ctx):
     type_name = op.outputs[0].dtype.name
 
     def run(data):
-        flat = np.reshape(data, -1).tolist()
+        # As objects: numpy's fixed-width 'S' type would strip the strings' trailing NUL bytes.
+        flat = np.reshape(np.asarray(data, dtype=object), -1).tolist()
         shape = np.shape(data)
         if not flat:
             return np.empty(shape + (0,), dtype=out_dtype)

@@ -469,15 +469,3 @@ def count_up_to(op, ctx):
             current[...] = before + 1
         return np.array(before, dtype=current.dtype)
     return run
-
-
-@KERNELS.register("Assert")
-def assert_(op, ctx):
-    message = op.get_attr("message")
-    where = _node(op, ctx)
-
-    def run(condition):
-        if not bool(np.reshape(condition, ())):
-            raise errors.InvalidArgumentError(None, None,
-                                              f"assertion failed: [{message}]{where}")
-    return run

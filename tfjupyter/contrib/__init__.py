@@ -1,2 +1,2 @@
 """``tf.contrib``: the parts the classic tutorials use."""
-from . import layers, rnn, training  # noqa: F401
+from . import framework, layers, learn, legacy_seq2seq, rnn, slim, tensorboard, training  # noqa: F401,E501

@@ -133,15 +133,9 @@ def _count_up_to_shape(op):
     return [(ref.dtype, TensorShape(()))]
 
 
-@register_op("Assert", stateful=True)
-def _assert_shape(op):
-    scalar_input(op, 0, (_dtypes.bool,), "condition")
-    return []
-
-
 for _t in READER_TYPES + ("ReaderReadV2", "ReaderReadUpToV2", "ReaderNumRecordsProducedV2",
                           "ReaderNumWorkUnitsCompletedV2", "ReaderResetV2", "ReadFile",
-                          "MatchingFiles", "CountUpTo", "Assert"):
+                          "MatchingFiles", "CountUpTo"):
     NotDifferentiable(_t)
 
 
@@ -300,9 +294,7 @@ def count_up_to(ref, limit: int, name: Optional[str] = None) -> Tensor:
 
 
 def _assert(condition, message: str, name: Optional[str] = None) -> Operation:
-    """TensorFlow's ``Assert`` with a constant message: fails the step with InvalidArgumentError
-    ("assertion failed: [message]") when ``condition`` is false. tfjupyter has no logging ops
-    yet; this private version is what string_input_producer needs."""
-    condition = convert_to_tensor(condition, dtype=_dtypes.bool)
-    return _new_op("Assert", [condition], {"message": message, "summarize": 3},
-                   name=name or "Assert")
+    """``tf.Assert(condition, [message])``: fails the step with InvalidArgumentError
+    ("assertion failed: [message]") when ``condition`` is false (string_input_producer's check)."""
+    from .logging_ops import Assert
+    return Assert(condition, [message], name=name)

@@ -1,0 +1,1 @@
+"""tensorflow.contrib.learn.python (the import path TF 1.x examples use)."""

@@ -1,0 +1,2 @@
+"""``tf.contrib.tensorboard``: the embedding projector's configuration."""
+from . import plugins  # noqa: F401

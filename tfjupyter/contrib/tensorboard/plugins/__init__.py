@@ -1,0 +1,2 @@
+"""``tf.contrib.tensorboard.plugins``."""
+from . import projector  # noqa: F401
