@@ -100,6 +100,7 @@ setup(
         "ipython>=8.0",
         "ipyparallel>=8.6",  # clusters: its launchers start the engines that serve the tasks
         "psutil>=5.9",
+        "pillow>=9",  # tf.image.decode_jpeg / decode_png
         # Live dashboards: Bokeh figures in an ipywidget (jupyter_bokeh 4 is the front end for
         # JupyterLab 4 and Notebook 7).
         "bokeh>=3.4",
