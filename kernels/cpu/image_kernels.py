@@ -96,24 +96,20 @@ def resize_nearest_grad(grads: np.ndarray, in_h: int, in_w: int, align_corners: 
     return acc.astype(grads.dtype)
 
 
-@KERNELS.register("ResizeBilinear")
-def resize_bilinear_kernel(op, ctx):
-    align = bool(op.get_attr("align_corners"))
+def _resize_kernel(resize):
+    """The kernel factory of a forward resize op: ``resize(images, out_h, out_w, align)``."""
+    def factory(op, ctx):
+        align = bool(op.get_attr("align_corners"))
 
-    def run(images, size):
-        out_h, out_w = _check(f"ResizeBilinear '{op.name}'", images, size)
-        return resize_bilinear(images, out_h, out_w, align)
-    return run
+        def run(images, size):
+            out_h, out_w = _check(f"{op.type} '{op.name}'", images, size)
+            return resize(images, out_h, out_w, align)
+        return run
+    return factory
 
 
-@KERNELS.register("ResizeNearestNeighbor")
-def resize_nearest_kernel(op, ctx):
-    align = bool(op.get_attr("align_corners"))
-
-    def run(images, size):
-        out_h, out_w = _check(f"ResizeNearestNeighbor '{op.name}'", images, size)
-        return resize_nearest(images, out_h, out_w, align)
-    return run
+KERNELS.register("ResizeBilinear")(_resize_kernel(resize_bilinear))
+KERNELS.register("ResizeNearestNeighbor")(_resize_kernel(resize_nearest))
 
 
 @KERNELS.register("ResizeBilinearGrad")
@@ -131,10 +127,9 @@ def resize_nearest_grad_kernel(op, ctx):
     align = bool(op.get_attr("align_corners"))
 
     def run(grads, size):
-        in_h, in_w = _check(f"ResizeNearestNeighborGrad '{op.name}'", grads, size)
+        in_h, in_w = _check(f"{op.type} '{op.name}'", grads, size)
         return resize_nearest_grad(grads, in_h, in_w, align)
     return run
-
 
 
 # -- DecodeJpeg, DecodePng -------------------------------------------------------------------------
