@@ -6,8 +6,8 @@ import pytest
 
 import tfjupyter as tf
 
-# The browser tests' session-wide JupyterLab server and Chromium (tests/lab.py): registered here,
-# once for every module that uses them.
+# The browser tests' session-wide JupyterLab server and their Chromium (tests/lab.py):
+# registered here, once for every module that uses them.
 from lab import _session_lab, chromium_browser  # noqa: E402,F401 (fixtures)
 
 # Clusters the tests start register themselves (tfjupyter/cluster/registry.py): in a directory

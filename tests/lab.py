@@ -363,9 +363,11 @@ def jupyter_lab(_session_lab) -> Iterator[Lab]:
     _end_kernels(_session_lab)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium_browser():
-    """Chromium through Playwright, shared by the browser test modules."""
+    """Chromium through Playwright, per module: Playwright's sync API keeps an event loop
+    running in the main thread while it is open, which later modules' asyncio fixtures
+    (pytest-jupyter's, tests/test_lab_server.py) cannot share."""
     _skip_without_chromium()
     from playwright.sync_api import sync_playwright
     with sync_playwright() as p:
