@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import atexit
 import fcntl
+import functools
 import hashlib
 import mmap
 import os
@@ -84,10 +85,16 @@ def _env_bytes(name: str, default: int) -> int:
     return value if value >= 0 else default
 
 
+@functools.lru_cache(maxsize=None)
+def _supported() -> bool:
+    # Asked once per process: enabled() runs several times per tensor of every step.
+    return hasattr(fcntl, "F_OFD_SETLK") and os.path.isdir(SHM_DIR)
+
+
 def enabled() -> bool:
     if os.environ.get(ENV_ENABLE, "1").strip().lower() in ("0", "false", "no", "off"):
         return False
-    return hasattr(fcntl, "F_OFD_SETLK") and os.path.isdir(SHM_DIR)
+    return _supported()
 
 
 def min_bytes() -> int:
