@@ -190,6 +190,31 @@ def _is_this_host(address: str) -> bool:
     return host in ("localhost", "127.0.0.1", "::1", "ip6-localhost", socket.gethostname())
 
 
+def _control_sources_without_groups(ops: Sequence[Operation], targets: Sequence[Operation]
+                                    ) -> Dict[Operation, List[Operation]]:
+    """Each op's control inputs, with the groups (NoOps) that the step does not target replaced
+    by their own control inputs; those groups are left out of the map, and of the step.
+
+    A group does nothing, yet where replica_device_setter puts it (on the worker, between the
+    updates on a ps and the global step's increment on that ps) it would cost two legs between
+    tasks per step: the updates' markers to the worker, and the group's marker back.
+    """
+    targets = set(targets)
+    groups = {op for op in ops if op.type == "NoOp" and op not in targets
+              and not op._inputs}
+    expanded: Dict[Operation, List[Operation]] = {}
+    for op in ops:   # dependencies first: a group's own groups are already expanded
+        if not groups:
+            expanded[op] = op._control_inputs
+            continue
+        out: Dict[Operation, None] = {}
+        for c in op._control_inputs:
+            for source in (expanded[c] if c in groups else [c]):
+                out[source] = None
+        expanded[op] = list(out)
+    return {op: c for op, c in expanded.items() if op not in groups}
+
+
 def _task_spec(task: _Task) -> DeviceSpec:
     return DeviceSpec(task.job, 0, task.index, "CPU", 0)
 
@@ -236,9 +261,10 @@ class DistributedPlan:
 
         fed = {t: i for i, t in enumerate(self.feeds)}
         received: Dict[Tuple[Tensor, _Partition], Tensor] = {}
+        control_sources = _control_sources_without_groups(self.ops, self.targets)
 
         def local_input(t: Tensor, part: _Partition, device: Device) -> Tensor:
-            """``t`` as seen from ``part``: itself, a feed, or the output of a _Recv."""
+            """``t`` as seen from ``part``: itself, a feed, a constant, or the output of a _Recv."""
             if t in fed:
                 key = (t, part)
                 if key not in received:
@@ -254,6 +280,9 @@ class DistributedPlan:
             src = partition_of(src_device)
             if src is part:
                 return part.copies[t.op].outputs[t.value_index]
+            if t.op.type == "Const" and not t.op._control_inputs:
+                # Its value is in the graph: a copy here costs nothing per step, a _Recv a leg.
+                return self._copy(part, t.op, [], device).outputs[t.value_index]
             key = (t, part)
             if key not in received:
                 received[key] = self._cut(src, src_device, src.copies[t.op].outputs[t.value_index],
@@ -261,6 +290,8 @@ class DistributedPlan:
             return received[key]
 
         for op in self.ops:
+            if op not in control_sources:
+                continue  # a group nobody asked to run: its consumers wait on its sources
             device = assigned[op]
             part = partition_of(device)
             refs = op.op_def.ref_inputs
@@ -276,7 +307,7 @@ class DistributedPlan:
                 inputs.append(local_input(t, part, device))
             copy = self._copy(part, op, inputs, device)
             part.targets.append(copy.name)
-            for c in op._control_inputs:
+            for c in control_sources[op]:
                 if c not in assigned:
                     continue
                 c_part = partition_of(assigned[c])
@@ -434,10 +465,12 @@ class DistributedPlan:
         status = None
         try:
             if wire.frames_size(frames) <= wire.PACK_LIMIT:
-                call = part.task.run_graph_unary.future(wire.pack(frames), metadata=meta,
-                                                        timeout=timeout)
-                calls[part] = call
-                reply = wire.unpack(call.result())
+                # A blocking call, not grpc's .future(): that starts a channel polling thread
+                # whenever the channel has no call in flight, i.e. every step. Cancelling it
+                # ends the step on the task, which then answers at once.
+                calls[part] = _CleanupOnCancel(self, part, step_id)
+                reply = wire.unpack(part.task.run_graph_unary(wire.pack(frames), metadata=meta,
+                                                              timeout=timeout))
             else:  # feeds too big for one message: stream them
                 reply = part.task.run_graph(iter(frames), metadata=meta, timeout=timeout)
                 calls[part] = reply
@@ -507,6 +540,17 @@ class DistributedPlan:
                                    metadata=part.task.metadata, timeout=5)
         except grpc.RpcError:
             pass  # a task that is down has nothing left to clean
+
+
+class _CleanupOnCancel:
+    """Stands for a blocking RunGraph call: cancelling it ends the step on its task."""
+
+    def __init__(self, plan: DistributedPlan, part: _Partition, step_id: int):
+        self._plan, self._part, self._step_id = plan, part, step_id
+
+    def cancel(self) -> None:
+        self._plan.cluster._pool.submit(self._plan._cleanup, self._part, self._step_id,
+                                        "the master cancelled the step")
 
 
 class _LocalCall:

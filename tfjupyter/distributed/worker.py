@@ -78,6 +78,12 @@ class Rendezvous:
                 del self._ended[old]
             self._cond.notify_all()
 
+    def end_reason(self, step_id: int) -> Optional[str]:
+        """Why the step ended, if CleanupStep ended it (perhaps before it started here)."""
+        with self._cond:
+            ended = self._ended.get(step_id)
+            return None if ended is None else ended[1]
+
     def pending_steps(self) -> List[int]:
         with self._cond:
             return list(self._tables)
@@ -278,6 +284,9 @@ class Worker:
         context.add_callback(lambda: token.cancel("the master cancelled the step"))
         with self._steps_lock:
             self._steps.setdefault(request.step_id, []).append(token)
+        ended = self.rendezvous.end_reason(request.step_id)
+        if ended is not None:   # the master cancelled the step before it reached this task
+            token.cancel(ended or "step ended")
         try:
             with cancellation.step_scope(token):
                 if request.trace:
