@@ -107,7 +107,8 @@ def test_a_round_trip_through_another_task_from_the_task_the_client_serves(token
     local = servers(cluster, "local", 0)
     servers(cluster, "local", 1)
     with tf.device("/job:local/task:0"):
-        a = tf.constant([[1.0, 2.0], [3.0, 4.0]], name="a")
+        # Not a bare constant: a partition that needs one gets its own copy, with no transfer.
+        a = tf.multiply(tf.constant([[1.0, 2.0], [3.0, 4.0]]), 1.0, name="a")
     with tf.device("/job:local/task:1"):
         b = tf.matmul(a, a, name="b")
     with tf.device("/job:local/task:0"):
@@ -115,6 +116,47 @@ def test_a_round_trip_through_another_task_from_the_task_the_client_serves(token
     with tf.Session(local.target) as sess:
         out = sess.run(c, options=tf.RunOptions(timeout_in_ms=10000))
     assert out.tolist() == [[8.0, 11.0], [16.0, 23.0]]
+
+
+def _cross_task_tensors(sess, target):
+    """The tensor names the session's distributed plan for ``target`` sends between tasks."""
+    return sorted(op.get_attr("tensor_name") for _, plan, _, _ in sess._plans.values()
+                  if target in plan.targets
+                  for part in plan._partitions for op in part.graph.get_operations()
+                  if op.type == "_Send")
+
+
+def test_groups_and_constants_cost_no_transfer_between_tasks(token_env, servers):
+    """replica_device_setter leaves an optimizer's update group (a NoOp) and its learning rate (a
+    Const) on the worker, between the updates on the ps and the global step's increment there.
+    Neither may cost a leg between tasks per step; the increment still follows the updates."""
+    cluster = loopback_cluster(ps=1, worker=1)
+    servers(cluster, "ps", 0)
+    worker = servers(cluster, "worker", 0)
+    setter = tf.train.replica_device_setter(worker_device="/job:worker/task:0",
+                                            cluster=cluster)
+    with tf.device(setter):
+        w = tf.Variable([1.0, 2.0], name="w")
+        loss = tf.reduce_sum(w * w)
+        global_step = tf.train.get_or_create_global_step()
+        train = tf.train.GradientDescentOptimizer(0.25).minimize(loss, global_step=global_step)
+        counter = tf.Variable(0, name="counter")
+        bump = tf.group(counter.assign_add(1), name="bump")     # a group on the worker
+    with tf.device("/job:ps/task:0"), tf.control_dependencies([bump]):
+        seen = tf.identity(counter.read_value(), name="seen")  # must wait for the increment
+    with tf.Session(worker.target) as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train)
+        assert sess.run(w).tolist() == [0.5, 1.0]     # w - 0.25 * 2w
+        assert sess.run(global_step) == 1
+        assert [sess.run(seen) for _ in range(3)] == [1, 2, 3]
+        placement = {r.op: r.assigned for r in sess.placement}
+        sent = _cross_task_tensors(sess, train) + _cross_task_tensors(sess, seen.op)
+    assert placement["GradientDescent/update"].startswith("/job:worker/")
+    assert placement["GradientDescent/learning_rate"].startswith("/job:worker/")
+    assert placement["bump"].startswith("/job:worker/")
+    # Only data crosses: w to the worker and its gradient back (fetches go in the replies).
+    assert sent == ["gradients/AddN:0", "w/read:0"], sent
 
 
 def test_big_tensor_is_streamed_in_chunks(token_env, servers):
