@@ -352,18 +352,32 @@ class Worker:
     def _flush(self, token: cancellation.CancellationToken) -> None:
         outbox, token.outbox = token.outbox, {}
         timeout = None if token.deadline is None else max(0.001, token.deadline - time.monotonic())
-        for (job, task), items in outbox.items():
-            frames = [wire.control_frame(pb.PushTensorsRequest(
-                step_id=token.step_id, keys=[key for key, _ in items]))]
-            pool = shm.pool_for(self._peer_host(job, task))
-            for i, (_, value) in enumerate(items):
-                frames.extend(wire.tensor_frames(i, value, pool))
-            # A blocking call on a pooled thread, not grpc's .future(): that starts a channel
+        metadata = ((TOKEN_METADATA_KEY, self._token),)
+        *others, last = outbox.items()
+        for (job, task), items in others:
+            # Blocking calls on pooled threads, not grpc's .future(): that starts a channel
             # polling thread whenever the channel has no call in flight, i.e. every step.
-            future = self._senders.submit(self._peer(job, task, "PushTensors"), wire.pack(frames),
-                                          timeout=timeout,
-                                          metadata=((TOKEN_METADATA_KEY, self._token),))
+            future = self._senders.submit(self._peer(job, task, "PushTensors"),
+                                          self._push_message(job, task, token.step_id, items),
+                                          timeout=timeout, metadata=metadata)
             token.pushes.append((f"/job:{job}/replica:0/task:{task}", future))
+        # The last (usually the only) destination in this thread: a peer's PushTensors never
+        # waits on its step, so this returns at once, and the step was about to wait or end
+        # anyway. Each hand-off to another thread and back costs more than the call.
+        (job, task), items = last
+        try:
+            self._peer(job, task, "PushTensors")(self._push_message(job, task, token.step_id, items),
+                                                 timeout=timeout, metadata=metadata)
+        except grpc.RpcError as e:
+            raise rpc_error(e, f"/job:{job}/replica:0/task:{task}") from None
+
+    def _push_message(self, job: str, task: int, step_id: int, items) -> bytes:
+        frames = [wire.control_frame(pb.PushTensorsRequest(step_id=step_id,
+                                                           keys=[key for key, _ in items]))]
+        pool = shm.pool_for(self._peer_host(job, task))
+        for i, (_, value) in enumerate(items):
+            frames.extend(wire.tensor_frames(i, value, pool))
+        return wire.pack(frames)
 
     def recv(self, send_device: str, step_id: int, key: str):
         """The value a _Send on ``send_device`` left under ``key`` (called by _Recv kernels)."""
