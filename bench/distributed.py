@@ -15,6 +15,9 @@
            backup worker (tfjupyter only)                               -> global steps/s
 
 Every role runs in its own process (this script with --role); all are killed at the end.
+Async workers measure one common window: each warms up (5 steps), then all start on one signal
+from this script, so that a runtime slow to start a worker gains nothing from its workers
+running one after another.
 Each case runs --repeats times, the runtimes alternating; min and median are reported, ratios
 are of medians. The machine should be quiet: every task shares its cores.
 """
@@ -100,6 +103,12 @@ def role_worker(tf, cluster, task, seconds, mode, backups, straggle):
                                            ) as sess:
         for _ in range(5):
             sess.run(train_op, feed)  # warm up
+        if mode == "async":
+            # Every worker measures the same window: the orchestrator says go once all are warm
+            # (TensorFlow's take seconds to start; summing rates over windows that do not
+            # overlap would count workers that ran alone).
+            print("warm", flush=True)
+            sys.stdin.readline()
         start_step = sess.run(global_step)
         steps, start = 0, time.time()
         while not sess.should_stop() and (mode == "sync" or time.time() - start < seconds):
@@ -134,7 +143,8 @@ def spawn(python, backend, role, cluster, task=0, env=None, **kw):
     args = [python, HERE, "--role", role, "--backend", backend, "--cluster", json.dumps(cluster),
             "--task", str(task)] + [f"--{k.replace('_', '-')}={v}" for k, v in kw.items()]
     env = dict(os.environ, TFJUPYTER_CLUSTER_TOKEN=TOKEN, PYTHONUNBUFFERED="1", **(env or {}))
-    return subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(args, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
 
 
 ASYNC_CASES = {"async1": (1, 1), "async2": (2, 1), "async4": (4, 1), "async2ps2": (2, 2)}
@@ -171,6 +181,12 @@ def run_case(python, backend, case, seconds, env=None):
         workers = [spawn(python, backend, "worker", cluster, i, seconds=seconds, mode="async",
                          backups=0, straggle=0) for i in range(len(cluster["worker"]))]
         procs += workers
+        for w in workers:
+            if w.stdout.readline().strip() != "warm":
+                raise RuntimeError(f"worker did not warm up: {_last_line(w)}")
+        for w in workers:
+            w.stdin.write("go\n")
+            w.stdin.flush()
         reports = [json.loads(_last_line(w)) for w in workers]
         return sum(r["steps"] * 100 / r["seconds"] for r in reports)
     finally:
