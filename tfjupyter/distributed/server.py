@@ -195,6 +195,7 @@ class Server:
                 raise RuntimeError("Server: cannot start a stopped server")
             if not self._started:
                 self._grpc.start()
+                self._worker.listen_locally()
                 self._started = True
 
     def join(self, timeout: Optional[float] = None) -> None:

@@ -26,7 +26,7 @@ from ..runtime.elastic_pool import ElasticThreadPool
 from ..runtime.executor import Plan, StepStats
 from ..runtime.placer import Placer
 from . import protocol_pb2 as pb
-from . import shm, wire
+from . import local_push, shm, wire
 from .auth import TOKEN_METADATA_KEY, channel_options
 
 __all__ = ["Worker", "Rendezvous"]
@@ -154,8 +154,23 @@ class Worker:
         self._parked: Dict[tuple, List[bytes]] = {}
         self._closed = False
         self._peers_lock = threading.Lock()
+        self._local_pushes = local_push.enabled()
+        self._local_sender = local_push.Sender(token)
+        self._local_listener: Optional[local_push.Listener] = None
         for device in devices:
             device.host = self
+
+    def listen_locally(self) -> None:
+        """Takes pushes from tasks of this host by a Unix socket too (local_push.py); called
+        when the server starts, once its cluster (and so its address) is final."""
+        if not self._local_pushes or self._local_listener is not None:
+            return
+        name = local_push.socket_name(self._token, self.cluster.task_address(self.job, self.task))
+        try:
+            self._local_listener = local_push.Listener(name, self._token, self._deliver_pushed,
+                                                       wire.MAX_MESSAGE_BYTES)
+        except OSError as e:   # the name is taken: peers push by gRPC
+            _log.info("%s takes pushes by gRPC only: %s", self.task_name, e)
 
     @property
     def task_name(self) -> str:
@@ -252,6 +267,10 @@ class Worker:
 
     def push_tensors(self, message: bytes, context) -> bytes:
         """Tensors a peer's _Send ops pushed here, for this task's _Recv ops."""
+        self._deliver_pushed(message)
+        return b""
+
+    def _deliver_pushed(self, message: bytes) -> None:
         frames = wire.unpack(message)
         request = wire.decode_request(next(frames, b""), pb.PushTensorsRequest)
         assembler = wire.TensorAssembler(len(request.keys), "PushTensors", len(message))
@@ -262,7 +281,6 @@ class Worker:
         # (INVALID_ARGUMENT, through the handler's guard) and left nothing behind.
         for key, value in zip(request.keys, values):
             self.rendezvous.send(request.step_id, key, value)
-        return b""
 
     def local_plan(self, graph_handle: str, feeds: List[str], fetches: List[str],
                    targets: List[str]) -> Plan:
@@ -357,19 +375,27 @@ class Worker:
         for (job, task), items in others:
             # Blocking calls on pooled threads, not grpc's .future(): that starts a channel
             # polling thread whenever the channel has no call in flight, i.e. every step.
-            future = self._senders.submit(self._peer(job, task, "PushTensors"),
+            future = self._senders.submit(self._send_push, job, task,
                                           self._push_message(job, task, token.step_id, items),
-                                          timeout=timeout, metadata=metadata)
+                                          timeout, metadata)
             token.pushes.append((f"/job:{job}/replica:0/task:{task}", future))
         # The last (usually the only) destination in this thread: a peer's PushTensors never
         # waits on its step, so this returns at once, and the step was about to wait or end
         # anyway. Each hand-off to another thread and back costs more than the call.
         (job, task), items = last
         try:
-            self._peer(job, task, "PushTensors")(self._push_message(job, task, token.step_id, items),
-                                                 timeout=timeout, metadata=metadata)
+            self._send_push(job, task, self._push_message(job, task, token.step_id, items),
+                            timeout, metadata)
         except grpc.RpcError as e:
             raise rpc_error(e, f"/job:{job}/replica:0/task:{task}") from None
+
+    def _send_push(self, job: str, task: int, message: bytes, timeout, metadata) -> None:
+        """By the peer's Unix socket when it shares this host, else (or if that fails) by gRPC."""
+        if self._local_pushes and shm.pool_for(self._peer_host(job, task)) is not None:
+            name = local_push.socket_name(self._token, self.cluster.task_address(job, task))
+            if self._local_sender.push(name, message, f"/job:{job}/replica:0/task:{task}"):
+                return
+        self._peer(job, task, "PushTensors")(message, timeout=timeout, metadata=metadata)
 
     def _push_message(self, job: str, task: int, step_id: int, items) -> bytes:
         frames = [wire.control_frame(pb.PushTensorsRequest(step_id=step_id,
@@ -435,6 +461,9 @@ class Worker:
 
     def close(self) -> None:
         self._closed = True
+        if self._local_listener is not None:
+            self._local_listener.close()
+        self._local_sender.close()
         for step_id in self.rendezvous.pending_steps():
             self.end_step(step_id, f"task {self.task_name} is shutting down")
         with self._steps_lock:
