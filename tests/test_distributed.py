@@ -159,6 +159,23 @@ def test_groups_and_constants_cost_no_transfer_between_tasks(token_env, servers)
     assert sent == ["gradients/AddN:0", "w/read:0"], sent
 
 
+def test_pushed_tensors_past_one_message_go_in_several(token_env, servers, monkeypatch):
+    """Tensors of up to 2 MiB are pushed, batched per destination. Across hosts (no shared
+    memory) three of them are more than one gRPC message may carry: several messages."""
+    monkeypatch.setenv("TFJUPYTER_SHM", "0")
+    cluster = loopback_cluster(ps=1, worker=1)
+    servers(cluster, "ps", 0)
+    worker = servers(cluster, "worker", 0)
+    with tf.device("/job:ps/task:0"):
+        parts = [tf.Variable(tf.fill([700, 700], float(i + 1))) for i in range(3)]  # 1.9 MiB each
+    with tf.device("/job:worker/task:0"):
+        total = tf.add_n([p * 1.0 for p in parts])
+    with tf.Session(worker.target) as sess:
+        sess.run(tf.global_variables_initializer())
+        out = sess.run(total, options=tf.RunOptions(timeout_in_ms=30000))
+    assert out.shape == (700, 700) and (out == 6.0).all()
+
+
 def test_big_tensor_is_streamed_in_chunks(token_env, servers):
     cluster = loopback_cluster(ps=1)
     ps = servers(cluster, "ps", 0)

@@ -167,6 +167,15 @@ def tensor_frames(index: int, value, shm_pool=None) -> Iterator[bytes]:
         yield _data_frame(view, start)
 
 
+def renumbered(frames: List[bytes], index: int) -> List[bytes]:
+    """The frames of tensor_frames(0, ...) as the ``index``-th tensor of a message."""
+    if index == 0:
+        return frames
+    header = pb.TensorHeader.FromString(bytes(frames[0][1:]))
+    header.index = index
+    return [HEADER + header.SerializeToString()] + frames[1:]
+
+
 def _data_frame(view: memoryview, start: int) -> bytes:
     # One copy into the message: gRPC needs a bytes object per message.
     return b"".join((DATA, view[start:start + CHUNK_BYTES]))

@@ -375,8 +375,8 @@ class Worker:
         for (job, task), items in others:
             # Blocking calls on pooled threads, not grpc's .future(): that starts a channel
             # polling thread whenever the channel has no call in flight, i.e. every step.
-            future = self._senders.submit(self._send_push, job, task,
-                                          self._push_message(job, task, token.step_id, items),
+            future = self._senders.submit(self._send_pushes, job, task,
+                                          self._push_messages(job, task, token.step_id, items),
                                           timeout, metadata)
             token.pushes.append((f"/job:{job}/replica:0/task:{task}", future))
         # The last (usually the only) destination in this thread: a peer's PushTensors never
@@ -384,26 +384,42 @@ class Worker:
         # anyway. Each hand-off to another thread and back costs more than the call.
         (job, task), items = last
         try:
-            self._send_push(job, task, self._push_message(job, task, token.step_id, items),
-                            timeout, metadata)
+            self._send_pushes(job, task, self._push_messages(job, task, token.step_id, items),
+                              timeout, metadata)
         except grpc.RpcError as e:
             raise rpc_error(e, f"/job:{job}/replica:0/task:{task}") from None
 
-    def _send_push(self, job: str, task: int, message: bytes, timeout, metadata) -> None:
-        """By the peer's Unix socket when it shares this host, else (or if that fails) by gRPC."""
-        if self._local_pushes and shm.pool_for(self._peer_host(job, task)) is not None:
-            name = local_push.socket_name(self._token, self.cluster.task_address(job, task))
-            if self._local_sender.push(name, message, f"/job:{job}/replica:0/task:{task}"):
-                return
-        self._peer(job, task, "PushTensors")(message, timeout=timeout, metadata=metadata)
+    def _send_pushes(self, job: str, task: int, messages: List[bytes], timeout, metadata) -> None:
+        """Each by the peer's Unix socket when it shares this host, else (or if that fails) by
+        gRPC."""
+        local = self._local_pushes and shm.pool_for(self._peer_host(job, task)) is not None
+        name = local_push.socket_name(self._token, self.cluster.task_address(job, task))
+        for message in messages:
+            if not (local and self._local_sender.push(name, message,
+                                                      f"/job:{job}/replica:0/task:{task}")):
+                self._peer(job, task, "PushTensors")(message, timeout=timeout, metadata=metadata)
 
-    def _push_message(self, job: str, task: int, step_id: int, items) -> bytes:
-        frames = [wire.control_frame(pb.PushTensorsRequest(step_id=step_id,
-                                                           keys=[key for key, _ in items]))]
+    def _push_messages(self, job: str, task: int, step_id: int, items) -> List[bytes]:
+        """The PushTensors messages for ``items``: as few as keep each within one gRPC message
+        (a pushed tensor is at most half of one; without shared memory, several make more)."""
         pool = shm.pool_for(self._peer_host(job, task))
-        for i, (_, value) in enumerate(items):
-            frames.extend(wire.tensor_frames(i, value, pool))
-        return wire.pack(frames)
+        messages, keys, frames, size = [], [], [], 0
+        for key, value in items:
+            tensor = list(wire.tensor_frames(0, value, pool))
+            tensor_size = wire.frames_size(tensor)
+            if keys and size + tensor_size > wire.PACK_LIMIT:
+                messages.append(self._pack_push(step_id, keys, frames))
+                keys, frames, size = [], [], 0
+            frames.extend(wire.renumbered(tensor, len(keys)))
+            keys.append(key)
+            size += tensor_size
+        messages.append(self._pack_push(step_id, keys, frames))
+        return messages
+
+    @staticmethod
+    def _pack_push(step_id: int, keys: List[str], frames: List[bytes]) -> bytes:
+        request = pb.PushTensorsRequest(step_id=step_id, keys=keys)
+        return wire.pack([wire.control_frame(request)] + frames)
 
     def recv(self, send_device: str, step_id: int, key: str):
         """The value a _Send on ``send_device`` left under ``key`` (called by _Recv kernels)."""
