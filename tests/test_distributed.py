@@ -176,6 +176,22 @@ def test_pushed_tensors_past_one_message_go_in_several(token_env, servers, monke
     assert out.shape == (700, 700) and (out == 6.0).all()
 
 
+def test_a_variable_initialized_from_a_big_array_lives_on_a_ps(token_env, servers):
+    """The array is a constant of the ps's partition: an 18 MB GraphDef, registered in chunks
+    (one gRPC message carries 5 MiB)."""
+    cluster = loopback_cluster(ps=1, worker=1)
+    servers(cluster, "ps", 0)
+    worker = servers(cluster, "worker", 0)
+    init = np.random.RandomState(0).rand(1500, 1500)   # float64
+    with tf.device("/job:ps/task:0"):
+        v = tf.Variable(init, name="embeddings")
+    with tf.device("/job:worker/task:0"):
+        row = tf.gather(v, [7])
+    with tf.Session(worker.target) as sess:
+        sess.run(v.initializer)
+        assert sess.run(row).tolist() == [init[7].tolist()]
+
+
 def test_big_tensor_is_streamed_in_chunks(token_env, servers):
     cluster = loopback_cluster(ps=1)
     ps = servers(cluster, "ps", 0)

@@ -25,6 +25,7 @@ TIB = 1 << 40
 # Method -> how it is called: request and response cardinality.
 WORKER_METHODS = {
     "GetStatus": "unary_unary", "RegisterGraph": "unary_unary",
+    "RegisterGraphStream": "stream_unary",
     "DeregisterGraph": "unary_unary", "CleanupStep": "unary_unary",
     "RunGraphUnary": "unary_unary", "PushTensors": "unary_unary",
     "FetchParked": "unary_stream", "RecvTensor": "unary_stream", "RunGraph": "stream_stream",
@@ -55,6 +56,8 @@ def call(server):
         stub = getattr(channel, kind)(f"/{service}/{method}")
         if kind == "stream_stream":
             return list(stub(iter(payload), metadata=metadata, timeout=TIMEOUT_S))
+        if kind == "stream_unary":
+            return stub(iter(payload), metadata=metadata, timeout=TIMEOUT_S)
         if kind == "unary_stream":
             return list(stub(payload, metadata=metadata, timeout=TIMEOUT_S))
         return stub(payload, metadata=metadata, timeout=TIMEOUT_S)
@@ -124,7 +127,7 @@ def peak_memory_growth(fn) -> int:
 @pytest.mark.parametrize("method", sorted(WORKER_METHODS))
 def test_garbage_to_every_worker_method_is_invalid_argument(server, call, method):
     for garbage in GARBAGE:
-        payload = [garbage] if method == "RunGraph" else garbage
+        payload = [garbage] if WORKER_METHODS[method].startswith("stream") else garbage
         refused(call, method, payload)
     assert_task_unchanged(server)
     assert call("GetStatus", b"")   # still serving
@@ -242,6 +245,9 @@ def test_inconsistent_tensor_headers_are_invalid_argument(server, call):
 def test_a_malformed_partition_registers_nothing(server, call):
     request = pb.RegisterGraphRequest(graph_def=b"\x00garbage").SerializeToString()
     assert "bad partition" in refused(call, "RegisterGraph", request)
+    head = pb.RegisterGraphRequest().SerializeToString()
+    assert "bad partition" in refused(call, "RegisterGraphStream", [head, b"\x00gar", b"bage"])
+    assert "no RegisterGraphRequest" in refused(call, "RegisterGraphStream", [])
     assert_task_unchanged(server)
 
 
@@ -258,7 +264,8 @@ def test_an_unexpected_failure_is_internal_naming_the_task(server, call, monkeyp
 def test_after_every_kind_of_malformed_call_a_session_still_runs_a_step(server, call):
     one_tib = header_frame(TIB, [TIB // 4])
     for method in sorted(WORKER_METHODS):
-        refused(call, method, [GARBAGE[0]] if method == "RunGraph" else GARBAGE[0])
+        refused(call, method, [GARBAGE[0]] if WORKER_METHODS[method].startswith("stream")
+                else GARBAGE[0])
     refused(call, "PushTensors", push_message(one_tib), codes=(
         grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.RESOURCE_EXHAUSTED))
     refused(call, "RunGraphUnary", wire.pack(run_graph_frames(one_tib)), codes=(

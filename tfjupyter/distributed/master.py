@@ -55,6 +55,9 @@ class _Task:
             response_deserializer=resp.FromString)
         self.get_status = unary("GetStatus", pb.GetStatusResponse)
         self.register_graph = unary("RegisterGraph", pb.RegisterGraphResponse)
+        self.register_graph_stream = channel.stream_unary(
+            "/tfjupyter.Worker/RegisterGraphStream",
+            response_deserializer=pb.RegisterGraphResponse.FromString)
         self.deregister_graph = unary("DeregisterGraph", pb.Empty)
         self.cleanup_step = unary("CleanupStep", pb.Empty)
         self.run_graph = channel.stream_stream("/tfjupyter.Worker/RunGraph")
@@ -371,12 +374,19 @@ class DistributedPlan:
         from ..framework.graph_io import export_graph_def
 
         def register(part: _Partition) -> None:
-            request = pb.RegisterGraphRequest(
-                graph_def=export_graph_def(part.graph).SerializeToString(),
-                session_handle=self.cluster.session_handle)
+            graph_def = export_graph_def(part.graph).SerializeToString()
+            request = pb.RegisterGraphRequest(session_handle=self.cluster.session_handle)
+            call = dict(metadata=part.task.metadata, timeout=self.cluster.timeout_s)
             try:
-                part.handle = part.task.register_graph(request, metadata=part.task.metadata,
-                                                       timeout=self.cluster.timeout_s).graph_handle
+                if len(graph_def) <= wire.PACK_LIMIT:
+                    request.graph_def = graph_def
+                    reply = part.task.register_graph(request, **call)
+                else:   # big constants (a variable initialized from an array): in chunks
+                    chunks = (graph_def[i:i + wire.CHUNK_BYTES]
+                              for i in range(0, len(graph_def), wire.CHUNK_BYTES))
+                    reply = part.task.register_graph_stream(
+                        itertools.chain([request.SerializeToString()], chunks), **call)
+                part.handle = reply.graph_handle
             except grpc.RpcError as e:
                 raise rpc_error(e, part.task.name) from None
         list(self.cluster._pool.map(register, self._partitions))

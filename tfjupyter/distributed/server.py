@@ -57,6 +57,8 @@ def _service_handlers(worker: Worker) -> grpc.GenericRpcHandler:
     return grpc.method_handlers_generic_handler("tfjupyter.Worker", {
         "GetStatus": handler("GetStatus", worker.get_status, pb.GetStatusRequest),
         "RegisterGraph": handler("RegisterGraph", worker.register_graph, pb.RegisterGraphRequest),
+        "RegisterGraphStream": handler("RegisterGraphStream", worker.register_graph_stream,
+                                       request_streaming=True),
         "DeregisterGraph": handler("DeregisterGraph", worker.deregister_graph,
                                    pb.DeregisterGraphRequest),
         "CleanupStep": handler("CleanupStep", worker.cleanup_step, pb.CleanupStepRequest),

@@ -35,6 +35,8 @@ _log = logging.getLogger("tfjupyter.distributed")
 
 # How long a finished step's id is remembered, so that a late RecvTensor fails at once.
 _FORGET_STEPS_AFTER_S = 600.0
+# A GraphDef is a protobuf: 2 GiB at most, in TensorFlow too.
+_MAX_GRAPH_BYTES = (2 << 30) - 1
 # How long a peer that did not tell its host id is sent gRPC bytes before it is asked again.
 _PEER_HOST_RETRY_S = 30.0
 
@@ -200,6 +202,24 @@ class Worker:
         handle = uuid.uuid4().hex
         self._graphs[handle] = _RegisteredGraph(graph, self._host)
         return pb.RegisterGraphResponse(graph_handle=handle)
+
+    def register_graph_stream(self, messages, context) -> pb.RegisterGraphResponse:
+        """RegisterGraph for a GraphDef past one message: the request without its graph_def,
+        then the GraphDef's bytes in chunks."""
+        first = next(messages, None)
+        if first is None:
+            raise errors.InvalidArgumentError(None, None, "no RegisterGraphRequest")
+        request = wire.decode_message(first, pb.RegisterGraphRequest)
+        chunks, size = [request.graph_def], len(request.graph_def)
+        for chunk in messages:
+            size += len(chunk)
+            if size > _MAX_GRAPH_BYTES:
+                raise errors.ResourceExhaustedError(
+                    None, None, f"a partition's GraphDef of more than {_MAX_GRAPH_BYTES} bytes "
+                    "(protobuf's limit, as in TensorFlow)")
+            chunks.append(chunk)
+        request.graph_def = b"".join(chunks)
+        return self.register_graph(request, context)
 
     def _check_local(self, op) -> None:
         if not op.device.startswith(self.task_name + "/"):
