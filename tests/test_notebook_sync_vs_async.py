@@ -87,10 +87,12 @@ def test_sync_vs_async_notebook(tmp_path, monkeypatch):
     # Every sync step waits for the straggler's sleep; with a backup worker it does not.
     assert rates["sync"] < 1 / STRAGGLER_SLEEP, rates
     assert 2 * rates["sync"] < rates["sync_backup"], rates
-    # The straggler's steps: one per global step in sync, a handful in sync_backup.
+    # The straggler's steps: about one per global step in sync, a handful in sync_backup. (Not
+    # exactly one: as in TensorFlow, a sync step takes the first gradients that come with a
+    # token, and the fast worker may bring two while the straggler sleeps.)
     steps_of_1 = {name: records[name].throughput.where(task="worker:1")["total_steps"][-1]
                   for name in RUNS}
-    assert steps_of_1["sync"] >= 95, steps_of_1
+    assert steps_of_1["sync"] >= 0.85 * records["sync"].final["global_step"], steps_of_1
     assert steps_of_1["sync_backup"] < 0.6 * records["sync_backup"].final["global_step"], steps_of_1
 
     compared = next(out for first, out in cells if first.startswith("%tf_experiment compare"))
