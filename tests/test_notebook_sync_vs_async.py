@@ -84,8 +84,9 @@ def test_sync_vs_async_notebook(tmp_path, monkeypatch):
         assert len(r.scalar("loss", "worker:0")) == len(accuracy), name
 
     rates = {name: global_steps_per_sec(r) for name, r in records.items()}
-    # Every sync step waits for the straggler's sleep; with a backup worker it does not.
-    assert rates["sync"] < 1 / STRAGGLER_SLEEP, rates
+    # Sync steps wait for the straggler's sleep (most of them: the fast worker may take a sleeping
+    # straggler's token, as in TensorFlow); with a backup worker they do not.
+    assert rates["sync"] < 1.5 / STRAGGLER_SLEEP, rates
     assert 2 * rates["sync"] < rates["sync_backup"], rates
     # The straggler's steps: about one per global step in sync, a handful in sync_backup. (Not
     # exactly one: as in TensorFlow, a sync step takes the first gradients that come with a
