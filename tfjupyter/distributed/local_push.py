@@ -17,6 +17,7 @@ receiver's address, so clusters of one host do not meet. ``TFJUPYTER_LOCAL_PUSH=
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import os
@@ -61,6 +62,7 @@ def enabled() -> bool:
             and os.environ.get("TFJUPYTER_LOCAL_PUSH", "1").strip() not in ("0", "false", "no"))
 
 
+@functools.lru_cache(maxsize=256)   # asked for every push of every step
 def socket_name(token: str, address: str) -> bytes:
     """The abstract socket name of the task at ``address`` of the cluster of ``token``."""
     digest = hashlib.sha256(f"tfjupyter-push\n{token}\n{address}".encode()).hexdigest()[:40]

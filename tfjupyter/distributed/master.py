@@ -205,11 +205,10 @@ def _control_sources_without_groups(ops: Sequence[Operation], targets: Sequence[
     targets = set(targets)
     groups = {op for op in ops if op.type == "NoOp" and op not in targets
               and not op._inputs}
+    if not groups:
+        return {op: op._control_inputs for op in ops}
     expanded: Dict[Operation, List[Operation]] = {}
     for op in ops:   # dependencies first: a group's own groups are already expanded
-        if not groups:
-            expanded[op] = op._control_inputs
-            continue
         out: Dict[Operation, None] = {}
         for c in op._control_inputs:
             for source in (expanded[c] if c in groups else [c]):
