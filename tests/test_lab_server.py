@@ -183,9 +183,11 @@ def test_dead_unreachable_refused_orphaned_and_forgotten(api, cleanup, registry_
     servers["worker"].stop(0)
 
     # (ps:0 may show "running" a moment: records are per process, and this one's earlier tests
-    # may have stepped within the last 2 s.)
+    # may have stepped within the last 2 s. Each cluster has its own watcher, polled at its own
+    # time, so every entry's view of ps:0 is waited for.)
     clusters = _poll(api, lambda cs: _tasks(cs["half"])["worker:0"]["state"] == "unreachable"
-                     and _tasks(cs["half"])["ps:0"]["state"] == "idle")
+                     and _tasks(cs["half"])["ps:0"]["state"] == "idle"
+                     and _tasks(cs["orphan"])["ps:0"]["state"] == "idle")
     # Kernel gone and tasks gone: the entry is cleaned up.
     assert "gone" not in clusters and not (registry_dir / "gone.json").exists()
 
