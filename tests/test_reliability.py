@@ -380,3 +380,90 @@ def test_private_queues_on_a_task_are_per_session_and_go_with_it():
         assert not any(name.startswith("_session_") for _, name in resources), resources
     finally:
         server.stop()
+
+
+# -- a kernel that fails unexpectedly fails its step, everywhere, naming the node -------------
+@pytest.fixture
+def two_servers_here(token_env):
+    cluster = tf.train.ClusterSpec(loopback_cluster(ps=1, worker=1))
+    servers = [tf.train.Server(cluster, job_name=job, task_index=0) for job in ("ps", "worker")]
+    yield servers
+    for server in servers:
+        server.stop(0)
+
+
+def _ps_and_worker_step():
+    with tf.device("/job:ps/task:0"):
+        w = tf.Variable(np.arange(6, dtype=np.float32).reshape(2, 3), name="w")
+    with tf.device("/job:worker/task:0"):
+        x = tf.placeholder(tf.float32, [None, 2], name="x")
+        y = tf.nn.relu(tf.matmul(x, w) - 4.0, name="y")
+        step = tf.train.GradientDescentOptimizer(0.1).minimize(tf.reduce_sum(y))
+    return w, x, y, step
+
+
+@pytest.fixture
+def failing_relu_grad(monkeypatch):
+    """ReluGrad's CPU kernel raising what no kernel means to raise (as a CUDA driver error)."""
+    from tfjupyter.kernels.cpu import KERNELS
+
+    def factory(op, ctx):
+        def run(*inputs):
+            raise RuntimeError("CUDA_ERROR_INVALID_CONTEXT: invalid device context")
+        return run
+    monkeypatch.setitem(KERNELS._factories, "ReluGrad", factory)
+
+
+def test_an_unexpected_kernel_error_fails_the_distributed_step_naming_the_node(
+        two_servers_here, failing_relu_grad):
+    """Both tasks are in this process, so the master runs both partitions itself; the ps's
+    waited forever for the gradient of a worker partition that raised a non-OpError."""
+    ps, worker = two_servers_here
+    w, x, y, step = _ps_and_worker_step()
+    feed = {x: np.ones((2, 2), np.float32)}
+    with tf.Session(worker.target) as sess:
+        sess.run(tf.global_variables_initializer())
+        with pytest.raises(tf.errors.InternalError) as info:
+            _in_thread(lambda: sess.run(step, feed), timeout=20)
+        message = str(info.value)
+        assert "RuntimeError: CUDA_ERROR_INVALID_CONTEXT" in message
+        assert "gradients/y_grad/ReluGrad (ReluGrad) on /job:worker/replica:0/task:0" in message
+        assert info.value.op.name == "gradients/y_grad/ReluGrad"
+        # The step ended on the ps too: the session goes on, the variable untouched.
+        np.testing.assert_array_equal(_in_thread(lambda: sess.run(w), 20),
+                                      np.arange(6).reshape(2, 3))
+
+
+def test_an_unexpected_kernel_error_in_a_local_session_names_the_node(failing_relu_grad):
+    x = tf.placeholder(tf.float32, [2], name="x")
+    grad = tf.gradients(tf.nn.relu(x, name="r"), x)[0]
+    unsupported = tf.nn.relu(x)
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.InternalError, match=r"RuntimeError: CUDA_ERROR.*\n.*"
+                           r"\[\[node gradients/r_grad/ReluGrad \(ReluGrad\) on "):
+            sess.run(grad, {x: [1.0, -1.0]})
+        np.testing.assert_array_equal(sess.run(unsupported, {x: [1.0, -1.0]}), [1.0, 0.0])
+
+
+def test_a_partition_that_fails_outside_its_kernels_ends_the_step_on_every_task(
+        two_servers_here, monkeypatch):
+    from tfjupyter.distributed import master
+    ps, worker = two_servers_here
+    w, x, y, step = _ps_and_worker_step()
+    feed = {x: np.ones((2, 2), np.float32)}
+    with tf.Session(worker.target) as sess:
+        sess.run(tf.global_variables_initializer())
+        plan_class = master.DistributedPlan
+        real = plan_class._run_local
+
+        def broken(self, part, *args, **kwargs):
+            if part.task.name.startswith("/job:worker"):
+                raise KeyError("a bug in the master")
+            return real(self, part, *args, **kwargs)
+        monkeypatch.setattr(plan_class, "_run_local", broken)
+        with pytest.raises(tf.errors.InternalError,
+                           match=r"partition on /job:worker/replica:0/task:0 failed: KeyError"):
+            _in_thread(lambda: sess.run(step, feed), timeout=20)
+        monkeypatch.setattr(plan_class, "_run_local", real)
+        np.testing.assert_array_equal(_in_thread(lambda: sess.run(w), 20),
+                                      np.arange(6).reshape(2, 3))

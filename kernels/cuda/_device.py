@@ -10,7 +10,7 @@ from typing import Callable
 
 from numba import cuda
 
-from ._runtime import SIMULATOR
+from ._runtime import SIMULATOR, kernel
 
 __all__ = ["REDUCE_THREADS", "block_reducer", "block_sum", "block_max", "fill_zero"]
 
@@ -62,7 +62,7 @@ block_sum = block_reducer(_add)
 block_max = block_reducer(_larger)
 
 
-@cuda.jit
+@kernel
 def fill_zero(out):  # pragma: no cover - device code
     start, stride = cuda.grid(1), cuda.gridsize(1)
     for i in range(start, out.size, stride):

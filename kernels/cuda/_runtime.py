@@ -24,6 +24,9 @@ from numba import cuda
 from . import memory
 
 SIMULATOR = bool(getattr(_numba_config, "ENABLE_CUDASIM", 0))
+if not SIMULATOR:
+    from numba.cuda.cudadrv import driver as _driver
+    from numba.cuda.cudadrv.devicearray import DeviceNDArray as _DeviceNDArray
 
 
 def _quiet_low_occupancy_warnings() -> None:
@@ -42,7 +45,7 @@ THREADS = 32 if SIMULATOR else 256
 _BLOCKS_PER_SM = 8
 
 __all__ = ["SIMULATOR", "THREADS", "PhysicalGPU", "GPUState", "physical_gpus", "gpu_state",
-           "blocks", "launch", "empty", "to_host", "from_host"]
+           "kernel", "Kernel", "blocks", "launch", "empty", "flat", "to_host", "from_host"]
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,7 @@ class GPUState:
         self._gpu = None if SIMULATOR or not needs_context_switches() else cuda.gpus[physical.index]
         with self.active():
             self.stream = cuda.stream()
+            self._numba_context = None if SIMULATOR else cuda.current_context()
         self._staging: Dict[Tuple[int, str], List] = {}
         self._staging_lock = threading.Lock()
 
@@ -120,8 +124,22 @@ class GPUState:
         return max(1, min(math.ceil(n / THREADS), self.max_blocks))
 
     def empty(self, shape, dtype):
-        with self.active():
+        """An uninitialised C-contiguous device array of ``shape`` (a tuple of ints)."""
+        if SIMULATOR:
             return cuda.device_array(shape, dtype=dtype, stream=self.stream)
+        dtype = np.dtype(dtype)
+        strides, step = [], dtype.itemsize
+        for d in reversed(shape):
+            strides.append(step)
+            step *= d
+        with self.active():
+            if not step:
+                return cuda.device_array(shape, dtype=dtype, stream=self.stream)
+            # Straight from the context's memory manager (the pool): cuda.device_array would
+            # look the context up and compute the strides again, a third of an allocation.
+            _thread_context()
+            return _DeviceNDArray(shape, tuple(reversed(strides)), dtype, self.stream,
+                                  self._numba_context.memalloc(step))
 
     def to_host(self, value) -> np.ndarray:
         with self.active():
@@ -141,10 +159,11 @@ class GPUState:
             contiguous = host if host.flags.c_contiguous else np.ascontiguousarray(host)
             return cuda.to_device(contiguous, stream=self.stream)
         # The lock keeps a staging buffer to one copy until that copy's event is recorded.
+        out = self.empty(host.shape, host.dtype)  # (makes this thread's context current)
         with self._staging_lock, self.active():
             staging, done = self._staging_buffer(host.shape, host.dtype)
             np.copyto(staging, host)
-            out = cuda.to_device(staging, stream=self.stream)
+            _driver.host_to_device(out, staging, staging.nbytes, stream=self.stream)
             done.record(self.stream)
         return out
 
@@ -185,9 +204,201 @@ def gpu_state(physical: PhysicalGPU) -> GPUState:
         return state
 
 
+# -- launches --------------------------------------------------------------------------------------
+def kernel(fn=None, **options):
+    """``@kernel``: ``numba.cuda.jit`` for a global kernel, launched the same way
+    (``k[grid, block, stream](*args)``) but cheaper on a GPU (see :class:`Kernel`).
+    Under the simulator it is Numba's dispatcher itself."""
+    def make(f):
+        dispatcher = cuda.jit(**options)(f)
+        return dispatcher if SIMULATOR else Kernel(dispatcher)
+    return make(fn) if fn is not None else make
+
+
+class Kernel:
+    """A Numba kernel whose repeated launches go straight to the driver.
+
+    Numba types every argument and rebuilds its launch state at every call (~30 us on an H100
+    host, against ~5 us for the driver's launch), and a small model's step is hundreds of
+    launches of kernels that run for microseconds.  The first launch with a new combination of
+    argument types goes through Numba, which compiles the overload; later ones with the same
+    types reuse that overload's function and pass the arguments as Numba lays them out.
+    Arguments Numba would convert (host arrays, records, tuples) always take Numba's path.
+    """
+
+    def __init__(self, dispatcher):
+        self.dispatcher = dispatcher
+        # (stream handle, argument kinds) -> (cuda.core kernel, one packer per argument), or
+        # None where Numba's own path is kept.
+        self._plans: Dict[tuple, Optional[tuple]] = {}
+
+    def __getitem__(self, config):
+        grid, block, *rest = config
+        stream, shared = (list(rest) + [0, 0])[:2]
+        return _Configured(self, grid, block, stream, shared)
+
+    def __getattr__(self, name):  # py_func, overloads, ... of the dispatcher
+        if name == "dispatcher":  # (not set yet: a copy being made)
+            raise AttributeError(name)
+        return getattr(self.dispatcher, name)
+
+    def launch(self, grid, block, stream, shared: int, args: tuple) -> None:
+        kinds = tuple(map(_argument_kind, args))
+        key = (_stream_handle(stream), kinds)
+        plan = self._plans.get(key, _UNPLANNED) if None not in kinds else None
+        if plan is None or plan is _UNPLANNED:
+            self.dispatcher[grid, block, stream, shared](*args)
+            if plan is _UNPLANNED:
+                self._plans[key] = _plan(self.dispatcher, args)
+            return
+        function, packers = plan
+        _thread_context()
+        params: list = []
+        for pack, arg in zip(packers, args):
+            pack(arg, params)
+        _core_launch(_core_stream(stream), _launch_config(grid, block, shared), function, *params)
+
+
+class _Configured:
+    __slots__ = ("kernel", "grid", "block", "stream", "shared")
+
+    def __init__(self, kernel, grid, block, stream, shared):
+        self.kernel, self.grid, self.block, self.stream, self.shared = (
+            kernel, grid, block, stream, shared)
+
+    def __call__(self, *args):
+        self.kernel.launch(self.grid, self.block, self.stream, self.shared, args)
+
+
+_UNPLANNED = object()
+# Python scalars as Numba types them (ints: int64 unless they need more, handled by Numba).
+_INT64_RANGE = (-(1 << 63), 1 << 63)
+
+
+def _argument_kind(arg):
+    """What decides the overload Numba picks for ``arg`` (``None``: leave it to Numba)."""
+    kind = type(arg)
+    if kind is _DeviceNDArray:
+        # As DeviceNDArray._numba_type_: C or F unless broadcast, else A.
+        flags, strides = arg._dummy.flags, arg.strides
+        broadcast = 0 in strides and arg.size != 0
+        layout = ("C" if flags["C_CONTIGUOUS"] and not broadcast else
+                  "F" if flags["F_CONTIGUOUS"] and not broadcast else "A")
+        return arg.dtype, arg.ndim, layout
+    if kind is int:
+        return int if _INT64_RANGE[0] <= arg < _INT64_RANGE[1] else None
+    if kind in _SCALARS:
+        return kind
+    return None
+
+
+_SCALARS = frozenset([float, bool, np.bool_, np.float16, np.float32, np.float64, np.int8,
+                      np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64])
+
+
+def _plan(dispatcher, args) -> Optional[tuple]:
+    """The compiled function and argument packers of the overload Numba just launched for
+    ``args``, or None when an argument's type has no packer here."""
+    from numba.cuda.typing.typeof import Purpose, typeof
+    types = tuple(typeof(a, Purpose.argument) for a in args)
+    overload = dispatcher.overloads.get(types)
+    if overload is None or getattr(overload, "cooperative", False) or overload.debug:
+        return None
+    packers = [_packer(t) for t in overload.argument_types]
+    if None in packers or len(packers) != len(args):
+        return None
+    return overload._codelibrary.get_cufunc().kernel, packers
+
+
+def _packer(numba_type):
+    """``pack(value, params)`` appending ``value`` as Numba's launch passes an argument of
+    ``numba_type`` (dispatcher._Kernel._prepare_args), or None for types not handled here."""
+    import ctypes
+    from numba.cuda import types
+    if isinstance(numba_type, types.Array):
+        def pack_array(a, params):
+            params += (0, 0, a.size, a.dtype.itemsize, a.gpu_data.device_pointer_value or 0)
+            params += a.shape
+            params += a.strides
+        return pack_array
+    if isinstance(numba_type, types.Integer):
+        c_type = getattr(ctypes, f"c_{numba_type}")
+    elif numba_type == types.float64:
+        c_type = ctypes.c_double
+    elif numba_type == types.float32:
+        c_type = ctypes.c_float
+    elif numba_type == types.boolean:
+        return lambda value, params: params.append(value)
+    else:
+        return None
+    return lambda value, params: params.append(c_type(value))
+
+
+_threads = threading.local()
+
+
+def _thread_context() -> None:
+    """Makes a CUDA context current in this thread, as Numba's API does on a thread's first
+    call (and leaves pushed): the driver calls made here directly (launches, the pool's
+    cudaMalloc, copies) need one, and steps run in pool and RPC threads that may not have
+    called Numba yet."""
+    if not getattr(_threads, "has_context", False):
+        cuda.current_context()
+        _threads.has_context = True
+
+
+def _stream_handle(stream) -> int:
+    return int(stream.handle) if stream else 0
+
+
+_core_streams: Dict[int, object] = {}
+_launch_configs: Dict[tuple, object] = {}
+
+
+def _core_stream(stream):
+    handle = _stream_handle(stream)
+    core = _core_streams.get(handle)
+    if core is None:
+        core = _core_streams[handle] = _driver._to_core_stream(stream)
+    return core
+
+
+def _launch_config(grid, block, shared: int):
+    key = (grid, block, shared)
+    config = _launch_configs.get(key)
+    if config is None:
+        from cuda.core import LaunchConfig
+        config = _launch_configs[key] = LaunchConfig(
+            grid=_dims(grid), block=_dims(block), shmem_size=int(shared))
+    return config
+
+
+def _dims(dims):
+    """Launch dimensions as cuda.core takes them: ints (kernels compute them with numpy too)."""
+    return tuple(map(int, dims)) if isinstance(dims, tuple) else int(dims)
+
+
+def _core_launch(*args):
+    from cuda.core import launch as core_launch
+    global _core_launch
+    _core_launch = core_launch
+    core_launch(*args)
+
+
 # -- what kernels use ------------------------------------------------------------------------------
 def blocks(ctx, n: int) -> int:
     return ctx.state.blocks(n)
+
+
+def flat(a):
+    """The 1-D view of a C-contiguous device array (a 0-d array becomes one element)."""
+    if a.ndim == 1:
+        return a
+    if SIMULATOR or type(a) is not _DeviceNDArray or not a.is_c_contiguous():
+        # (reshape raises for what it cannot view)
+        return a.reshape(int(a.size))
+    # Numba's reshape builds its layout twice (the view's, then the new array's).
+    return _DeviceNDArray((a.size,), (a.dtype.itemsize,), a.dtype, a.stream, a.gpu_data)
 
 
 def launch(ctx, kernel, n: int):

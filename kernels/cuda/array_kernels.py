@@ -71,7 +71,7 @@ def _strided_position(i, offset, shape, strides):  # pragma: no cover - device c
     return pos
 
 
-@cuda.jit
+@_runtime.kernel
 def _gather_strided(src, offset, shape, strides, out):  # pragma: no cover - device code
     start = cuda.grid(1)
     step = cuda.gridsize(1)
@@ -79,7 +79,7 @@ def _gather_strided(src, offset, shape, strides, out):  # pragma: no cover - dev
         out[i] = src[_strided_position(i, offset, shape, strides)]
 
 
-@cuda.jit
+@_runtime.kernel
 def _scatter_strided(src, offset, shape, strides, out):  # pragma: no cover - device code
     # The inverse of _gather_strided. A strided slice never selects an element twice, so the
     # writes do not race.
@@ -89,7 +89,7 @@ def _scatter_strided(src, offset, shape, strides, out):  # pragma: no cover - de
         out[_strided_position(i, offset, shape, strides)] = src[i]
 
 
-@cuda.jit
+@_runtime.kernel
 def _copy_block(src, src_row, src_col, dst, dst_row, dst_col, rows, width):  # pragma: no cover
     # dst[r, dst_col + c] = src[r, src_col + c] for r < rows, c < width: consecutive threads
     # take consecutive columns, so reads and writes are coalesced along each row.
@@ -101,7 +101,7 @@ def _copy_block(src, src_row, src_col, dst, dst_row, dst_col, rows, width):  # p
         dst[r * dst_row + dst_col + c] = src[r * src_row + src_col + c]
 
 
-@cuda.jit
+@_runtime.kernel
 def _pad(src, in_shape, before, out_shape, value, out):  # pragma: no cover - device code
     start = cuda.grid(1)
     step = cuda.gridsize(1)
@@ -127,7 +127,7 @@ def _pad(src, in_shape, before, out_shape, value, out):  # pragma: no cover - de
             out[i] = fill
 
 
-@cuda.jit
+@_runtime.kernel
 def _gather_axis(params, indices, limit, inner, out):  # pragma: no cover - device code
     # params viewed as [outer, limit, inner], out as [outer, len(indices), inner]. An index
     # out of [0, limit) gives zeros, as TensorFlow's GPU kernel (it cannot raise on the device).
@@ -146,7 +146,7 @@ def _gather_axis(params, indices, limit, inner, out):  # pragma: no cover - devi
             out[i] = 0
 
 
-@cuda.jit
+@_runtime.kernel
 def _one_hot(indices, depth, inner, on, off, out):  # pragma: no cover - device code
     # out viewed as [outer, depth, inner]; indices as [outer, inner].
     start = cuda.grid(1)
@@ -165,7 +165,7 @@ def _one_hot(indices, depth, inner, on, off, out):  # pragma: no cover - device 
             out[i] = off_value
 
 
-@cuda.jit
+@_runtime.kernel
 def _segment_sum(data, ids, width, num_segments, out):  # pragma: no cover - device code
     # Rows whose id is negative are dropped (TensorFlow's rule); ids >= num_segments are
     # dropped too, since the device cannot raise (the CPU kernel raises).
@@ -190,7 +190,7 @@ def _tiled_transpose(dtype: np.dtype):
     from numba import from_dtype
     element = from_dtype(dtype)
 
-    @cuda.jit
+    @_runtime.kernel
     def transpose(src, batch, rows, cols, out):  # pragma: no cover - device code
         # src is [batch, rows, cols], out [batch, cols, rows]. A block reads a TILE x TILE tile
         # with coalesced row reads into shared memory and writes it back transposed with
@@ -234,11 +234,6 @@ def _size(shape: Sequence[int]) -> int:
     return int(np.prod(shape, dtype=np.int64))
 
 
-def _flat(a):
-    """The 1-D view of a C-contiguous device array (a 0-d array becomes one element)."""
-    return a.reshape(int(a.size)) if a.ndim != 1 else a
-
-
 def _bits(a):
     """``a`` reinterpreted as unsigned ints of its element width (copies need no more)."""
     t = _BITS.get(a.dtype.itemsize)
@@ -248,7 +243,7 @@ def _bits(a):
 def _piece(x, start: int, shape: Shape):
     """A view of the ``_size(shape)`` elements of ``x`` from flat position ``start``."""
     n = _size(shape)
-    return _flat(x)[start:start + n].reshape(tuple(shape))
+    return _runtime.flat(x)[start:start + n].reshape(tuple(shape))
 
 
 def _layout(shape: Shape, index: Callable[[np.ndarray], np.ndarray]) -> Tuple[Shape, int, Shape]:
@@ -330,7 +325,7 @@ def move(ctx, x, plan: Move):
     out = _runtime.empty(ctx, plan.shape, x.dtype)
     if plan.kind == "empty":
         return out
-    src, dst = _bits(_flat(x)), _bits(_flat(out))
+    src, dst = _bits(_runtime.flat(x)), _bits(_runtime.flat(out))
     if plan.kind == "tiled":
         dims = plan.dims
         batch = dims[0] if len(dims) == 3 else 1
@@ -370,7 +365,7 @@ def _copy_into(ctx, src, src_row: int, src_col: int, dst, dst_row: int, dst_col:
                rows: int, width: int) -> None:
     if rows * width:
         _runtime.launch(ctx, _copy_block, rows * width)(
-            _bits(_flat(src)), src_row, src_col, _bits(_flat(dst)), dst_row, dst_col, rows, width)
+            _bits(_runtime.flat(src)), src_row, src_col, _bits(_runtime.flat(dst)), dst_row, dst_col, rows, width)
 
 
 def upload(ctx, value):
@@ -673,12 +668,12 @@ def strided_slice_grad(op, ctx):
         n = _size(out_shape)
         if n == 0:
             return out
-        dst = _bits(_flat(out))
+        dst = _bits(_runtime.flat(out))
         m = _size(shape)
         if m < n:  # elements outside the slice get no gradient
             _runtime.launch(ctx, fill_zero, n)(dst)
         if m:
-            _runtime.launch(ctx, _scatter_strided, m)(_bits(_flat(dy)), offset, dims, steps, dst)
+            _runtime.launch(ctx, _scatter_strided, m)(_bits(_runtime.flat(dy)), offset, dims, steps, dst)
         return out
     return host_memory(run, inputs=(0, 1, 2, 3))
 
@@ -865,12 +860,12 @@ def _pad_kernel(op, ctx, has_value: bool):
         n = _size(out_shape)
         if n == 0:
             return out
-        fill = zero if value is None else _bits(_flat(on_device(ctx, value)))
+        fill = zero if value is None else _bits(_runtime.flat(on_device(ctx, value)))
         if not in_shape:  # a scalar pads to itself
             _copy_into(ctx, x, 1, 0, out, 1, 0, 1, 1)
             return out
-        _runtime.launch(ctx, _pad, n)(_bits(_flat(x)), in_shape, tuple(a for a, _ in pairs),
-                                      out_shape, fill, _bits(_flat(out)))
+        _runtime.launch(ctx, _pad, n)(_bits(_runtime.flat(x)), in_shape, tuple(a for a, _ in pairs),
+                                      out_shape, fill, _bits(_runtime.flat(out)))
         return out
     if has_value:
         return host_memory(run, inputs=(1,))
@@ -923,8 +918,8 @@ def gather_v2(op, ctx):
         n = _size(out_shape)
         if n:
             inner = _size(shape[ax + 1:])
-            _runtime.launch(ctx, _gather_axis, n)(_bits(_flat(params)), _flat(indices), limit,
-                                                  inner, _bits(_flat(out)))
+            _runtime.launch(ctx, _gather_axis, n)(_bits(_runtime.flat(params)), _runtime.flat(indices), limit,
+                                                  inner, _bits(_runtime.flat(out)))
         return out
     return host_memory(run, inputs=(2,))
 
@@ -950,8 +945,8 @@ def one_hot(op, ctx):
         if n:
             inner = _size(shape[ax:])
             on, off = on_device(ctx, on), on_device(ctx, off)
-            _runtime.launch(ctx, _one_hot, n)(_flat(indices), d, inner, _bits(_flat(on)),
-                                              _bits(_flat(off)), _bits(_flat(out)))
+            _runtime.launch(ctx, _one_hot, n)(_runtime.flat(indices), d, inner, _bits(_runtime.flat(on)),
+                                              _bits(_runtime.flat(off)), _bits(_runtime.flat(out)))
         return out
     return host_memory(run, inputs=(1,))
 
@@ -982,12 +977,12 @@ def unsorted_segment_sum(op, ctx):
             ids = upload(ctx, ids)
         inner = tuple(int(d) for d in data.shape[k:])
         out = _runtime.empty(ctx, (n,) + inner, dtype)
-        flat_out = _flat(out)
+        flat_out = _runtime.flat(out)
         if out.size:
             _runtime.launch(ctx, fill_zero, int(out.size))(flat_out)
         if data.size and n:
             width = _size(inner)
-            _runtime.launch(ctx, _segment_sum, int(data.size))(_flat(data), _flat(ids), width, n,
+            _runtime.launch(ctx, _segment_sum, int(data.size))(_runtime.flat(data), _runtime.flat(ids), width, n,
                                                                flat_out)
         return out
     return host_memory(run, inputs=(2,))

@@ -36,8 +36,9 @@ from tfjupyter.ops import _shapes
 
 from ..cpu.math_kernels import _sum_axes
 from . import KERNELS, _runtime, host_memory, run_on_host
+from ._runtime import flat
 
-__all__ = ["flat", "broadcast_layout", "launch_fill", "dims_text"]
+__all__ = ["broadcast_layout", "launch_fill", "dims_text"]
 
 if _runtime.SIMULATOR:
     # The simulator runs device functions as Python: math.log(0), math.sqrt(-1), math.pow(-1,
@@ -54,11 +55,6 @@ else:
 
 def dims_text(dims: Sequence[int]) -> str:
     return "[" + ",".join(str(int(d)) for d in dims) + "]"
-
-
-def flat(a):
-    """The 1-D view of a C-contiguous device array (0-d arrays become one element)."""
-    return a.reshape(a.size) if a.ndim != 1 else a
 
 
 def _compute_type(dtype: np.dtype):
@@ -466,7 +462,7 @@ _ACTIVATIONS = {"Relu", "Relu6", "Elu", "Softplus", "ReluGrad", "Relu6Grad", "El
 
 
 # -- kernel shapes ---------------------------------------------------------------------------------
-# Each builder takes device functions and returns a @cuda.jit kernel; kernels are cached by key.
+# Each builder takes device functions and returns an @_runtime.kernel; kernels are cached by key.
 _kernels: Dict[tuple, Callable] = {}
 
 
@@ -489,7 +485,7 @@ def _loader(dtype: np.dtype) -> Callable:
 
 
 def _build_unary(f, load):
-    @cuda.jit
+    @_runtime.kernel
     def unary(x, out):
         for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
             out[i] = f(load(x[i]))
@@ -497,7 +493,7 @@ def _build_unary(f, load):
 
 
 def _build_binary_same(f, load):
-    @cuda.jit
+    @_runtime.kernel
     def binary_same(x, y, out):
         for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
             out[i] = f(load(x[i]), load(y[i]))
@@ -505,7 +501,7 @@ def _build_binary_same(f, load):
 
 
 def _build_binary_scalar_y(f, load):
-    @cuda.jit
+    @_runtime.kernel
     def binary_scalar_y(x, y, out):
         s = load(y[0])
         for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
@@ -514,7 +510,7 @@ def _build_binary_scalar_y(f, load):
 
 
 def _build_binary_scalar_x(f, load):
-    @cuda.jit
+    @_runtime.kernel
     def binary_scalar_x(x, y, out):
         s = load(x[0])
         for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
@@ -524,7 +520,7 @@ def _build_binary_scalar_x(f, load):
 
 def _build_binary_bcast(f, load):
     # shape: the collapsed output dims; xs, ys: the operands' element strides (0 = broadcast).
-    @cuda.jit
+    @_runtime.kernel
     def binary_bcast(x, y, out, shape, xs, ys):
         for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
             rem = i
@@ -543,7 +539,7 @@ def _build_binary_bcast(f, load):
 
 
 def _build_select_bcast():
-    @cuda.jit
+    @_runtime.kernel
     def select_bcast(c, t, e, out, shape, cs, ts, es):
         for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
             rem = i
@@ -564,13 +560,13 @@ def _build_select_bcast():
     return select_bcast
 
 
-@cuda.jit
+@_runtime.kernel
 def _select_same(c, t, e, out):
     for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
         out[i] = t[i] if c[i] else e[i]
 
 
-@cuda.jit
+@_runtime.kernel
 def _fill_kernel(value, out):
     v = value[0]
     for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
@@ -578,7 +574,7 @@ def _fill_kernel(value, out):
 
 
 def _build_fill_bits(bits):
-    @cuda.jit
+    @_runtime.kernel
     def fill_bits(out):
         for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
             out[i] = bits
@@ -591,32 +587,32 @@ def _build_cast(to_bool: bool, src: np.dtype):
         # Python 0, Numba would compare float32 (and uint64) in float64.
         zero = _compute_type(src)(0)
 
-        @cuda.jit
+        @_runtime.kernel
         def cast_bool(x, out):
             for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
                 out[i] = x[i] != zero
         return cast_bool
 
-    @cuda.jit
+    @_runtime.kernel
     def cast(x, out):
         for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
             out[i] = x[i]
     return cast
 
 
-@cuda.jit
+@_runtime.kernel
 def _add2(a, b, out):
     for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
         out[i] = a[i] + b[i]
 
 
-@cuda.jit
+@_runtime.kernel
 def _add3(a, b, c, out):
     for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
         out[i] = a[i] + b[i] + c[i]
 
 
-@cuda.jit
+@_runtime.kernel
 def _add4(a, b, c, d, out):
     for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
         out[i] = a[i] + b[i] + c[i] + d[i]

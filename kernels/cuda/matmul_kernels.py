@@ -139,7 +139,7 @@ def _tiled_kernel(cfg: TileConfig, ta: bool, tb: bool, acc_dtype: str):
     B_K_ROWS = not tb  # B's global rows run along k unless it is transposed
     GROUP = _GROUP_M
 
-    @cuda.jit(**_JIT_OPTIONS)
+    @_runtime.kernel(**_JIT_OPTIONS)
     def kernel(a, b, c, m, n, k, a_base, b_base, c_base,
                d0, d1, d2, sa0, sa1, sa2, sb0, sb1, sb2,
                splits, k_per_split, c_split_stride, accumulate):
@@ -266,7 +266,7 @@ def _tiled_kernel(cfg: TileConfig, ta: bool, tb: bool, acc_dtype: str):
     return kernel
 
 
-@cuda.jit
+@_runtime.kernel
 def _sum_splits(parts, splits, size, c, c_base, accumulate):
     """c[c_base + i] (+)= sum of the split-K partial products parts[s * size + i]."""
     start = cuda.grid(1)
@@ -281,7 +281,7 @@ def _sum_splits(parts, splits, size, c, c_base, accumulate):
             c[c_base + i] = total
 
 
-@cuda.jit
+@_runtime.kernel
 def _fill_zero(c, c_base, size):
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
@@ -505,10 +505,6 @@ def _cupy_matmul(ctx, x, y, adj_x: bool, adj_y: bool, out, accumulate: bool = Fa
 # Products of whole device arrays
 
 
-def _flat(array):
-    return array.reshape(array.size) if array.ndim != 1 else array
-
-
 def matmul2d(ctx, a, b, trans_a: bool = False, trans_b: bool = False, out=None,
              accumulate: bool = False):
     """op(a) @ op(b) of two 2-D device arrays into ``out`` (new when None)."""
@@ -524,7 +520,7 @@ def matmul2d(ctx, a, b, trans_a: bool = False, trans_b: bool = False, out=None,
     if not accumulate and k and a.dtype.kind == "f" and gemm_backend() == "cupy":
         _cupy_matmul(ctx, a, b, trans_a, trans_b, out)
         return out
-    gemm(ctx, _flat(a), _flat(b), _flat(out), m, n, k, trans_a, trans_b,
+    gemm(ctx, _runtime.flat(a), _runtime.flat(b), _runtime.flat(out), m, n, k, trans_a, trans_b,
          BatchLayout((), ()), accumulate=accumulate)
     return out
 
@@ -605,6 +601,6 @@ def batch_matmul_kernel(op, ctx):
         if k and x.dtype.kind == "f" and gemm_backend() == "cupy":
             _cupy_matmul(ctx, x, y, adj_x, adj_y, out)
             return out
-        gemm(ctx, _flat(x), _flat(y), _flat(out), m, n, k, adj_x, adj_y, layout)
+        gemm(ctx, _runtime.flat(x), _runtime.flat(y), _runtime.flat(out), m, n, k, adj_x, adj_y, layout)
         return out
     return run

@@ -77,7 +77,7 @@ def _static_host_value(op, index: int) -> Optional[np.ndarray]:
 # float16 through float32
 
 
-@cuda.jit
+@_runtime.kernel
 def _convert(src, dst):
     start, stride = cuda.grid(1), cuda.gridsize(1)
     for i in range(start, dst.size, stride):
@@ -126,7 +126,7 @@ def _nhwc_index(e, h, w, c):
     return p // h, p % h, x, ch
 
 
-@cuda.jit
+@_runtime.kernel
 def _im2col(x, b0, h, w, c, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, items, cols):
     """Patch rows of images b0.. into cols: one work item per (row, window row, window column)
     copies that pixel's c channels (zeros in the padding)."""
@@ -153,7 +153,7 @@ def _im2col(x, b0, h, w, c, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, items, cols)
                 cols[dst + ch] = 0
 
 
-@cuda.jit
+@_runtime.kernel
 def _col2im(cols, b0, h, w, c, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, size, dx):
     """dx of images b0.. = the sum of each pixel's entries in the patch matrix: im2col's
     adjoint, as a gather over the windows that read the pixel."""
@@ -210,17 +210,13 @@ class _Conv:
                 self.pt, self.pl, self.oh, self.ow)
 
 
-def _flat(a):
-    return a.reshape(a.size)
-
-
 def conv2d(ctx, op, x, w, strides, same: bool, dilations):
     """TF's Conv2D: NHWC input * HWIO filter -> NHWC output."""
     g = _Conv(op, x.shape, w.shape, strides, same, dilations)
     y = _runtime.empty(ctx, (g.n, g.oh, g.ow, g.co), x.dtype)
     if y.size == 0:
         return y
-    xf, wf, yf = _flat(x), _flat(w), _flat(y)
+    xf, wf, yf = _runtime.flat(x), _runtime.flat(w), _runtime.flat(y)
     if g.pointwise:
         gemm_product(ctx, xf, wf, yf, g.n * g.h * g.w, g.co, g.c)
         return y
@@ -243,7 +239,7 @@ def conv2d_backprop_input(ctx, op, input_sizes, w, dy, strides, same: bool, dila
     dx = _runtime.empty(ctx, (g.n, g.h, g.w, g.c), dy.dtype)
     if dx.size == 0:
         return dx
-    wf, dyf, dxf = _flat(w), _flat(dy), _flat(dx)
+    wf, dyf, dxf = _runtime.flat(w), _runtime.flat(dy), _runtime.flat(dx)
     if g.co == 0 or g.k == 0:
         _runtime.launch(ctx, fill_zero, dx.size)(dxf)
         return dx
@@ -270,7 +266,7 @@ def conv2d_backprop_filter(ctx, op, x, filter_sizes, dy, strides, same: bool, di
     dw = _runtime.empty(ctx, (g.kh, g.kw, g.c, g.co), x.dtype)
     if dw.size == 0:
         return dw
-    xf, dyf, dwf = _flat(x), _flat(dy), _flat(dw)
+    xf, dyf, dwf = _runtime.flat(x), _runtime.flat(dy), _runtime.flat(dw)
     if g.n * g.rows == 0:
         _runtime.launch(ctx, fill_zero, dw.size)(dwf)
         return dw
@@ -349,7 +345,7 @@ def _covering(y, stride, pad, k, out_size):
     return max(0, (y + pad - k) // stride + 1), min(out_size, (y + pad) // stride + 1)
 
 
-@cuda.jit
+@_runtime.kernel
 def _max_pool(x, n, h, w, c, kh, kw, sh, sw, pt, pl, oh, ow, out, argmax):
     """MaxPool; with a non-empty ``argmax`` also records each window's first maximum (the
     flat y * w + x of the pixel)."""
@@ -373,7 +369,7 @@ def _max_pool(x, n, h, w, c, kh, kw, sh, sw, pt, pl, oh, ow, out, argmax):
             argmax[e] = at
 
 
-@cuda.jit
+@_runtime.kernel
 def _max_pool_grad(argmax, grad, n, h, w, c, kh, kw, sh, sw, pt, pl, oh, ow, dx):
     """dx[pixel] = sum of the gradients of the windows whose argmax is the pixel."""
     start, stride = cuda.grid(1), cuda.gridsize(1)
@@ -391,7 +387,7 @@ def _max_pool_grad(argmax, grad, n, h, w, c, kh, kw, sh, sw, pt, pl, oh, ow, dx)
         dx[e] = total
 
 
-@cuda.jit
+@_runtime.kernel
 def _avg_pool(x, n, h, w, c, kh, kw, sh, sw, pt, pl, oh, ow, out):
     """AvgPool: SAME padding averages over the pixels inside the image only."""
     start, stride = cuda.grid(1), cuda.gridsize(1)
@@ -408,7 +404,7 @@ def _avg_pool(x, n, h, w, c, kh, kw, sh, sw, pt, pl, oh, ow, out):
         out[e] = total / T((yb - ya) * (xb - xa))
 
 
-@cuda.jit
+@_runtime.kernel
 def _avg_pool_grad(grad, n, h, w, c, kh, kw, sh, sw, pt, pl, oh, ow, dx):
     start, stride = cuda.grid(1), cuda.gridsize(1)
     for e in range(start, dx.size, stride):
@@ -465,7 +461,7 @@ def max_pool_kernel(op, ctx):
         p = _Pool(op, x.shape, ksize, strides, same)
         out = _runtime.empty(ctx, p.out_shape, x.dtype)
         if out.size:
-            _runtime.launch(ctx, _max_pool, out.size)(_flat(x), *p.args(), _flat(out),
+            _runtime.launch(ctx, _max_pool, out.size)(_runtime.flat(x), *p.args(), _runtime.flat(out),
                                                       _no_argmax(ctx))
         return out
     return _half_as_float32(op, ctx, run)
@@ -482,14 +478,14 @@ def max_pool_grad_kernel(op, ctx):
         if dx.size == 0:
             return dx
         if grad.size == 0:
-            _runtime.launch(ctx, fill_zero, dx.size)(_flat(dx))
+            _runtime.launch(ctx, fill_zero, dx.size)(_runtime.flat(dx))
             return dx
         # The window maxima are recomputed (orig_output cannot tell where they are).
         best = _runtime.empty(ctx, (grad.size,), orig_input.dtype)
         argmax = _runtime.empty(ctx, (grad.size,), np.int64)
-        _runtime.launch(ctx, _max_pool, grad.size)(_flat(orig_input), *p.args(), best, argmax)
-        _runtime.launch(ctx, _max_pool_grad, dx.size)(argmax, _flat(grad), *p.args(),
-                                                      _flat(dx))
+        _runtime.launch(ctx, _max_pool, grad.size)(_runtime.flat(orig_input), *p.args(), best, argmax)
+        _runtime.launch(ctx, _max_pool_grad, dx.size)(argmax, _runtime.flat(grad), *p.args(),
+                                                      _runtime.flat(dx))
         return dx
     return _half_as_float32(op, ctx, run)
 
@@ -502,7 +498,7 @@ def avg_pool_kernel(op, ctx):
         p = _Pool(op, x.shape, ksize, strides, same)
         out = _runtime.empty(ctx, p.out_shape, x.dtype)
         if out.size:
-            _runtime.launch(ctx, _avg_pool, out.size)(_flat(x), *p.args(), _flat(out))
+            _runtime.launch(ctx, _avg_pool, out.size)(_runtime.flat(x), *p.args(), _runtime.flat(out))
         return out
     return _half_as_float32(op, ctx, run)
 
@@ -520,9 +516,9 @@ def avg_pool_grad_kernel(op, ctx):
         if dx.size == 0:
             return dx
         if grad.size == 0:
-            _runtime.launch(ctx, fill_zero, dx.size)(_flat(dx))
+            _runtime.launch(ctx, fill_zero, dx.size)(_runtime.flat(dx))
             return dx
-        _runtime.launch(ctx, _avg_pool_grad, dx.size)(_flat(grad), *p.args(), _flat(dx))
+        _runtime.launch(ctx, _avg_pool_grad, dx.size)(_runtime.flat(grad), *p.args(), _runtime.flat(dx))
         return dx
     return _half_as_float32(op, ctx, host_memory(run, inputs=(0,)), index=1)
 
@@ -531,14 +527,14 @@ def avg_pool_grad_kernel(op, ctx):
 # Bias
 
 
-@cuda.jit
+@_runtime.kernel
 def _bias_add(value, bias, c, out):
     start, stride = cuda.grid(1), cuda.gridsize(1)
     for i in range(start, out.size, stride):
         out[i] = value[i] + bias[i % c]
 
 
-@cuda.jit
+@_runtime.kernel
 def _column_partial_sums(a, rows, cols, parts):
     """parts[g, col] = sum of rows g*Y + ty, (g + G)*Y + ty, ... of column col over the block's
     Y row-threads (G = gridDim.y): columns along threadIdx.x, so the reads coalesce."""
@@ -560,7 +556,7 @@ def _column_partial_sums(a, rows, cols, parts):
         cuda.syncthreads()
 
 
-@cuda.jit
+@_runtime.kernel
 def _sum_parts(parts, groups, cols, out):
     start, stride = cuda.grid(1), cuda.gridsize(1)
     for col in range(start, cols, stride):
@@ -598,8 +594,8 @@ def bias_add_kernel(op, ctx):
                            f"tensor: {list(bias.shape)} vs. {list(value.shape)}")
         out = _runtime.empty(ctx, value.shape, value.dtype)
         if out.size:
-            _runtime.launch(ctx, _bias_add, out.size)(_flat(value), bias, bias.shape[0],
-                                                      _flat(out))
+            _runtime.launch(ctx, _bias_add, out.size)(_runtime.flat(value), bias, bias.shape[0],
+                                                      _runtime.flat(out))
         return out
     return _half_as_float32(op, ctx, run)
 
@@ -613,7 +609,7 @@ def bias_add_grad_kernel(op, ctx):
             raise _bad(op, f"input must be at least 1-D, got shape {list(grad.shape)}.")
         cols = tuple(grad.shape)[-1]
         out = _runtime.empty(ctx, (cols,), grad.dtype)
-        column_sums(ctx, _flat(grad), grad.size // cols if cols else 0, cols, out)
+        column_sums(ctx, _runtime.flat(grad), grad.size // cols if cols else 0, cols, out)
         return out
     return _half_as_float32(op, ctx, run)
 
@@ -674,7 +670,7 @@ def _row_kernels(T) -> _RowKernels:
             total += math.exp(x[base + j] - best)
         return best, block_sum(shared, total)
 
-    @cuda.jit
+    @_runtime.kernel
     def softmax(x, rows, cols, log, out):
         shared = cuda.shared.array(_ROW_THREADS, ACC)
         tid = cuda.threadIdx.x
@@ -690,7 +686,7 @@ def _row_kernels(T) -> _RowKernels:
                 for j in range(tid, cols, cuda.blockDim.x):
                     out[base + j] = math.exp(x[base + j] - best) * scale
 
-    @cuda.jit
+    @_runtime.kernel
     def softmax_xent(x, labels, rows, cols, loss, backprop):
         shared = cuda.shared.array(_ROW_THREADS, ACC)
         tid = cuda.threadIdx.x
@@ -709,7 +705,7 @@ def _row_kernels(T) -> _RowKernels:
             if tid == 0:
                 loss[r] = part
 
-    @cuda.jit
+    @_runtime.kernel
     def sparse_softmax_xent(x, labels, rows, cols, loss, backprop):
         shared = cuda.shared.array(_ROW_THREADS, ACC)
         tid = cuda.threadIdx.x
@@ -748,7 +744,7 @@ def _softmax_kernel_for(log: bool):
             out = _runtime.empty(ctx, x.shape, x.dtype)
             if out.size:
                 kernel = _row_kernels(x.dtype).softmax
-                _launch_rows(ctx, kernel, rows)(_flat(x), rows, cols, log, _flat(out))
+                _launch_rows(ctx, kernel, rows)(_runtime.flat(x), rows, cols, log, _runtime.flat(out))
             return out
         return _half_as_float32(op, ctx, run)
     return factory
@@ -769,8 +765,8 @@ def softmax_cross_entropy_kernel(op, ctx):
         backprop = _runtime.empty(ctx, features.shape, features.dtype)
         if rows and cols:
             kernel = _row_kernels(features.dtype).softmax_xent
-            _launch_rows(ctx, kernel, rows)(_flat(features), _flat(labels), rows, cols, loss,
-                                            _flat(backprop))
+            _launch_rows(ctx, kernel, rows)(_runtime.flat(features), _runtime.flat(labels), rows, cols, loss,
+                                            _runtime.flat(backprop))
         elif rows:
             _runtime.launch(ctx, fill_zero, rows)(loss)
         return loss, backprop
@@ -788,8 +784,8 @@ def sparse_softmax_cross_entropy_kernel(op, ctx):
         backprop = _runtime.empty(ctx, features.shape, features.dtype)
         if rows and cols:
             kernel = _row_kernels(features.dtype).sparse_softmax_xent
-            _launch_rows(ctx, kernel, rows)(_flat(features), labels, rows, cols, loss,
-                                            _flat(backprop))
+            _launch_rows(ctx, kernel, rows)(_runtime.flat(features), labels, rows, cols, loss,
+                                            _runtime.flat(backprop))
         elif rows:
             raise _bad(op, "Received a label value outside the valid range of [0, 0): the "
                            "logits have no classes.")
@@ -801,7 +797,7 @@ def sparse_softmax_cross_entropy_kernel(op, ctx):
 # L2Loss
 
 
-@cuda.jit
+@_runtime.kernel
 def _square_partial_sums(x, parts):
     shared = cuda.shared.array(_ROW_THREADS, float64)
     total = 0.0
@@ -814,7 +810,7 @@ def _square_partial_sums(x, parts):
         parts[cuda.blockIdx.x] = total
 
 
-@cuda.jit
+@_runtime.kernel
 def _half_sum(parts, out):
     shared = cuda.shared.array(_ROW_THREADS, float64)
     total = 0.0
@@ -833,7 +829,7 @@ def l2_loss_kernel(op, ctx):
         blocks = max(1, min(math.ceil(t.size / _ROW_THREADS), state.max_blocks))
         parts = _runtime.empty(ctx, (blocks,), np.float64)
         if t.size:
-            _square_partial_sums[blocks, _ROW_THREADS, state.stream](_flat(t), parts)
+            _square_partial_sums[blocks, _ROW_THREADS, state.stream](_runtime.flat(t), parts)
         else:
             fill_zero[1, 1, state.stream](parts)
         _half_sum[1, _ROW_THREADS, state.stream](parts, out)
@@ -845,7 +841,7 @@ def l2_loss_kernel(op, ctx):
 # LRN
 
 
-@cuda.jit
+@_runtime.kernel
 def _lrn_norm(x, c, radius, bias, alpha, norm):
     """norm = bias + alpha * sum of x**2 over the channels within radius."""
     start, stride = cuda.grid(1), cuda.gridsize(1)
@@ -859,14 +855,14 @@ def _lrn_norm(x, c, radius, bias, alpha, norm):
         norm[e] = bias + alpha * total
 
 
-@cuda.jit
+@_runtime.kernel
 def _lrn(x, norm, beta, out):
     start, stride = cuda.grid(1), cuda.gridsize(1)
     for e in range(start, out.size, stride):
         out[e] = x[e] * norm[e] ** -beta
 
 
-@cuda.jit
+@_runtime.kernel
 def _lrn_grad(g, x, y, norm, c, radius, alpha, beta, dx):
     """dx = g * N**-beta - 2 * alpha * beta * x * sum over the window of g * y / N."""
     start, stride = cuda.grid(1), cuda.gridsize(1)
@@ -888,7 +884,7 @@ def _lrn_norm_of(ctx, op, x, radius, bias, alpha):
     if x.ndim != 4:
         raise _bad(op, f"input must be 4-dimensional, got shape {list(x.shape)}.")
     norm = _runtime.empty(ctx, (x.size,), np.float64)
-    _runtime.launch(ctx, _lrn_norm, x.size)(_flat(x), x.shape[3], radius, bias, alpha, norm)
+    _runtime.launch(ctx, _lrn_norm, x.size)(_runtime.flat(x), x.shape[3], radius, bias, alpha, norm)
     return norm
 
 
@@ -900,7 +896,7 @@ def lrn_kernel(op, ctx):
         out = _runtime.empty(ctx, x.shape, x.dtype)
         if x.size:
             norm = _lrn_norm_of(ctx, op, x, radius, bias, alpha)
-            _runtime.launch(ctx, _lrn, x.size)(_flat(x), norm, beta, _flat(out))
+            _runtime.launch(ctx, _lrn, x.size)(_runtime.flat(x), norm, beta, _runtime.flat(out))
         return out
     return _half_as_float32(op, ctx, run)
 
@@ -916,8 +912,8 @@ def lrn_grad_kernel(op, ctx):
         dx = _runtime.empty(ctx, x.shape, x.dtype)
         if x.size:
             norm = _lrn_norm_of(ctx, op, x, radius, bias, alpha)
-            _runtime.launch(ctx, _lrn_grad, x.size)(_flat(grads), _flat(x), _flat(y), norm,
+            _runtime.launch(ctx, _lrn_grad, x.size)(_runtime.flat(grads), _runtime.flat(x), _runtime.flat(y), norm,
                                                     x.shape[3], radius, alpha, beta,
-                                                    _flat(dx))
+                                                    _runtime.flat(dx))
         return dx
     return _half_as_float32(op, ctx, run, index=1)

@@ -95,7 +95,7 @@ def _launch(ctx, kernel, states, n: int):
 def _drawing(draw: Callable) -> Callable:
     """The kernel filling ``out`` with ``draw(states, t)``: thread t draws the elements t,
     t + T, ... from its own state t."""
-    @cuda.jit
+    @_runtime.kernel
     def kernel(states, out):  # pragma: no cover - device code
         t = cuda.grid(1)
         for i in range(t, out.size, cuda.gridsize(1)):
@@ -132,7 +132,7 @@ _truncated32 = _drawing(_truncated(xoroshiro128p_normal_float32, np.float32(_TRU
 _truncated64 = _drawing(_truncated(xoroshiro128p_normal_float64, _TRUNCATE))
 
 
-@cuda.jit
+@_runtime.kernel
 def _uniform_int(states, lo, span, out):  # pragma: no cover - device code
     # 64 random bits modulo the span: the bias is at most span / 2**64, far below what a
     # test or a model can see (int32 spans are < 2**32).

@@ -32,7 +32,8 @@ from tfjupyter.ops.reduction_ops import normalize_axes
 
 from . import KERNELS, _runtime, host_memory, run_on_host
 from ._device import REDUCE_THREADS, block_reducer
-from .elementwise_kernels import dims_text, flat, launch_fill
+from ._runtime import flat
+from .elementwise_kernels import dims_text, launch_fill
 
 __all__ = ["Reducer", "ROW_BLOCK"]
 
@@ -104,7 +105,7 @@ def _build_rows(combine, identity, acc_t, conv, finish):
     """Block b reduces part ``b % parts`` (``chunk`` elements) of row ``b // parts``."""
     block_reduce = block_reducer(combine)
 
-    @cuda.jit
+    @_runtime.kernel
     def rows(x, row_len, chunk, parts, out, divisor):
         sm = cuda.shared.array(ROW_BLOCK, acc_t)
         tid = cuda.threadIdx.x
@@ -124,7 +125,7 @@ def _build_rows(combine, identity, acc_t, conv, finish):
 
 def _build_cols(combine, identity, conv, finish):
     """Output t = (p, o, j) reduces x[o, lo:hi, j] for part p's range [lo, hi) of R."""
-    @cuda.jit
+    @_runtime.kernel
     def cols(x, row_len, inner, chunk, parts, out, divisor):
         per_part = out.shape[0] // parts
         for t in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
@@ -351,7 +352,7 @@ def _arg_better(is_max: bool) -> Callable:
 def _build_arg_rows(better, val_t, conv):
     """Block b finds the best of part ``b % parts`` of row ``b // parts``.  With ``has_index``
     the candidates' indices come from ``xi`` (a second pass over partial results)."""
-    @cuda.jit
+    @_runtime.kernel
     def arg_rows(x, xi, has_index, row_len, chunk, parts, out_v, out_i):
         sv = cuda.shared.array(ROW_BLOCK, val_t)
         si = cuda.shared.array(ROW_BLOCK, numba.int64)
@@ -387,7 +388,7 @@ def _build_arg_rows(better, val_t, conv):
 
 
 def _build_arg_cols(better, conv):
-    @cuda.jit
+    @_runtime.kernel
     def arg_cols(x, row_len, inner, out_i):
         for t in range(cuda.grid(1), out_i.shape[0], cuda.gridsize(1)):
             o = t // inner

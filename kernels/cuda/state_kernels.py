@@ -12,10 +12,10 @@ from tfjupyter.framework import errors
 from ..cpu import state_kernels as cpu_state
 from ..cpu.state_kernels import _assign_shape_error, _stored, _variable_name
 from . import KERNELS, _runtime, host_memory, on_host
-from .array_kernels import _flat, on_device
+from .array_kernels import on_device
 
 
-@cuda.jit
+@_runtime.kernel
 def _add_into(var, value, sign):  # pragma: no cover - device code
     # var += sign * value, value broadcast when it has one element.
     start = cuda.grid(1)
@@ -76,7 +76,7 @@ def _updater(op, ctx, sign: int):
                 f"{list(value.shape)}\n\t [[node {op.name} ({op.type}) on {ctx.name}]]")
         n = int(current.size)
         if n:
-            _runtime.launch(ctx, _add_into, n)(_flat(current), _flat(value), sign)
+            _runtime.launch(ctx, _add_into, n)(_runtime.flat(current), _runtime.flat(value), sign)
         return current
     return run
 

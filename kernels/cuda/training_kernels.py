@@ -20,20 +20,20 @@ from numba import cuda
 from ..cpu.training_kernels import (_checked_refs, _grad_shape_error, _ref_inputs,
                                     _refs_unchanged)
 from . import KERNELS, _runtime
-from .array_kernels import _flat, on_device
+from .array_kernels import on_device
 
 
 def _build(F) -> Dict[str, Callable]:
     """The update kernels computing in the numpy float type ``F`` (np.float32 or np.float64):
     every load is cast to ``F`` so that float32 state never drifts into float64 arithmetic."""
 
-    @cuda.jit
+    @_runtime.kernel
     def gradient_descent(var, grad, alpha):  # pragma: no cover - device code
         a = F(alpha[0])
         for i in range(cuda.grid(1), var.size, cuda.gridsize(1)):
             var[i] = F(var[i]) - a * F(grad[i])
 
-    @cuda.jit
+    @_runtime.kernel
     def momentum(var, accum, grad, lr, mom):  # pragma: no cover - device code
         r = F(lr[0])
         m = F(mom[0])
@@ -42,7 +42,7 @@ def _build(F) -> Dict[str, Callable]:
             accum[i] = a
             var[i] = F(var[i]) - r * a
 
-    @cuda.jit
+    @_runtime.kernel
     def momentum_nesterov(var, accum, grad, lr, mom):  # pragma: no cover - device code
         r = F(lr[0])
         m = F(mom[0])
@@ -52,7 +52,7 @@ def _build(F) -> Dict[str, Callable]:
             accum[i] = a
             var[i] = F(var[i]) - (g * r + a * m * r)
 
-    @cuda.jit
+    @_runtime.kernel
     def adagrad(var, accum, grad, lr):  # pragma: no cover - device code
         r = F(lr[0])
         for i in range(cuda.grid(1), var.size, cuda.gridsize(1)):
@@ -61,7 +61,7 @@ def _build(F) -> Dict[str, Callable]:
             accum[i] = a
             var[i] = F(var[i]) - r * g / F(math.sqrt(a))
 
-    @cuda.jit
+    @_runtime.kernel
     def rmsprop(var, ms, mom, grad, lr, rho, momentum_, epsilon):  # pragma: no cover
         r = F(lr[0])
         one_minus_rho = F(1.0 - np.float64(rho[0]))
@@ -76,7 +76,7 @@ def _build(F) -> Dict[str, Callable]:
             mom[i] = m
             var[i] = F(var[i]) - m
 
-    @cuda.jit
+    @_runtime.kernel
     def centered_rmsprop(var, mg, ms, mom, grad, lr, rho, momentum_,
                          epsilon):  # pragma: no cover - device code
         r = F(lr[0])
@@ -95,7 +95,7 @@ def _build(F) -> Dict[str, Callable]:
             mom[i] = m
             var[i] = F(var[i]) - m
 
-    @cuda.jit
+    @_runtime.kernel
     def adam(var, m, v, grad, beta1_power, beta2_power, lr, beta1, beta2,
              epsilon):  # pragma: no cover - device code
         alpha = F(np.float64(lr[0]) * math.sqrt(1.0 - np.float64(beta2_power[0]))
@@ -113,7 +113,7 @@ def _build(F) -> Dict[str, Callable]:
             v[i] = vi
             var[i] = F(var[i]) - mi * alpha / (F(math.sqrt(vi)) + eps)
 
-    @cuda.jit
+    @_runtime.kernel
     def adam_nesterov(var, m, v, grad, beta1_power, beta2_power, lr, beta1, beta2,
                       epsilon):  # pragma: no cover - device code
         alpha = F(np.float64(lr[0]) * math.sqrt(1.0 - np.float64(beta2_power[0]))
@@ -133,7 +133,7 @@ def _build(F) -> Dict[str, Callable]:
             var[i] = F(var[i]) - (g * one_minus_beta1 + b1 * mi) * alpha / \
                 (F(math.sqrt(vi)) + eps)
 
-    @cuda.jit
+    @_runtime.kernel
     def adadelta(var, accum, accum_update, grad, lr, rho, epsilon):  # pragma: no cover
         r = F(lr[0])
         p = F(rho[0])
@@ -172,7 +172,7 @@ class _Scalars:
     def __call__(self, values: Sequence) -> List:
         for k, value in enumerate(values):
             if value is not self._sources[k]:
-                self._views[k] = _flat(on_device(self._ctx, value))
+                self._views[k] = _runtime.flat(on_device(self._ctx, value))
                 self._sources[k] = value
         return self._views
 
@@ -198,7 +198,7 @@ def _updater(op, ctx, kernel_name: str) -> Callable:
     def refresh():
         nonlocal state
         found = _checked_refs(op, store, names, lookup, where)
-        state = (tuple(found), [_flat(ref) for ref in found], tuple(found[0].shape))
+        state = (tuple(found), [_runtime.flat(ref) for ref in found], tuple(found[0].shape))
         return state
 
     def update(grad, *scalars):
@@ -209,7 +209,7 @@ def _updater(op, ctx, kernel_name: str) -> Callable:
             raise _grad_shape_error(op, shape, grad.shape, where)
         n = int(refs[0].size)
         if n:
-            _runtime.launch(ctx, kernel, n)(*flats, _flat(on_device(ctx, grad)),
+            _runtime.launch(ctx, kernel, n)(*flats, _runtime.flat(on_device(ctx, grad)),
                                             *scalars_of(scalars))
         return refs[0]
 

@@ -33,6 +33,7 @@ import re
 import sys
 import time
 import traceback
+import types as pytypes
 
 import numpy as np
 import pytest
@@ -128,6 +129,15 @@ class FakeDeviceArray(np.ndarray):
         pass
 
 
+class _FakeContext:
+    def memalloc(self, nbytes):
+        return bytearray(nbytes)
+
+
+def _fake_device_ndarray(shape, strides, dtype, stream, gpu_data):
+    return np.ndarray(shape, dtype, buffer=gpu_data, strides=strides).view(FakeDeviceArray)
+
+
 def _device_copy(host):
     return np.array(host, copy=True).view(FakeDeviceArray)
 
@@ -173,9 +183,20 @@ def _install_fake_device():
     cuda.event = lambda timing=True: FakeEvent()
     cuda.is_cuda_array = lambda obj: isinstance(obj, FakeDeviceArray)
 
+    # What the runtime takes from numba-cuda directly, to skip the public API's per-call cost:
+    # array construction on memory from the context's manager, and the copy into it.
+    cuda.current_context = lambda devnum=None: _FakeContext()
+
+    def host_to_device(dst, src, size, stream=0):
+        _check_copy_stream("host_to_device", stream)
+        np.copyto(dst, np.asarray(src).reshape(dst.shape))
+
+    from tfjupyter.kernels.cuda import _runtime
+    _runtime._DeviceNDArray = _fake_device_ndarray
+    _runtime._driver = pytypes.SimpleNamespace(host_to_device=host_to_device)
+
     # One H100-like GPU. _discover is the runtime's only use of the driver (cuda.gpus,
     # contexts, the memory manager); everything else goes through the functions above.
-    from tfjupyter.kernels.cuda import _runtime
     _runtime._discover = lambda: [_runtime.PhysicalGPU(0, "Fake GPU (cc 9.0)", "0000:00:00.0",
                                                        CC, 80 << 30, 132)]
 

@@ -424,7 +424,15 @@ class DistributedPlan:
                 values = self._run_partition(part, step_id, feed_values, token, calls, step_stats)
                 for i, v in zip(part.fetch_indices, values):
                     results[i] = v
-            except errors.OpError as e:
+            except Exception as e:
+                if not isinstance(e, errors.OpError):
+                    # Not a task's report but a failure here: the step still ends everywhere,
+                    # or the other partitions would wait for this one's tensors.
+                    error = errors.InternalError(
+                        None, None, f"running the step's partition on {part.task.name} "
+                                    f"failed: {type(e).__name__}: {e}")
+                    error.__cause__ = e
+                    e = error
                 with lock:
                     first = not failure
                     failure.append(e)

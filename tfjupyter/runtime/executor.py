@@ -336,6 +336,15 @@ class Plan:
             op = self._failing_op(sys.exc_info()[2])
             raise errors.ResourceExhaustedError(
                 None, op, f"OOM when running {self._where(op)}: {e}") from e
+        except Exception as e:
+            # A kernel that fails unexpectedly (a CUDA driver error, a bug) fails its step as
+            # an OpError naming the node, as TensorFlow reports it (INTERNAL; UNIMPLEMENTED for
+            # what a kernel does not support): callers, a distributed step's other tasks
+            # among them, handle OpErrors, and would wait on a raw exception's tensors.
+            op = self._failing_op(sys.exc_info()[2])
+            kind = (errors.UnimplementedError if isinstance(e, NotImplementedError)
+                    else errors.InternalError)
+            raise kind(None, op, f"{type(e).__name__}: {e}\n\t [[{self._where(op)}]]") from e
 
     def _failing_op(self, tb) -> Optional[Operation]:
         op = None
