@@ -282,7 +282,8 @@ def main():
             label = case if name == "tfjupyter" else f"{case} ({name[10:]})"
             tf_text = (f"{min(runs['tensorflow']):9.1f}/{ref:<9.1f}" if ref else f"{'-':>19s}")
             line = (f"{label:14s} {min(values):9.1f}/{medians[name]:<9.1f} {tf_text} "
-                    f"{units.get(case, 'ex/s'):>10s} {medians[name] / ref if ref else 0:5.2f}x")
+                    f"{units.get(case, 'ex/s'):>10s} "
+                    + (f"{medians[name] / ref:5.2f}x" if ref else f"{'-':>6s}"))
             if case in ASYNC_CASES:
                 if case == "async1":
                     one_worker = dict(medians)

@@ -63,7 +63,14 @@ def _samples():
         "numpy uint64": np.uint64(9),
         "numpy bool": np.bool_(False),
         "host array": np.zeros(3, f4),
-        "tuple": (1, 2),
+        "tuple of ints": (1, 2),
+        "tuple of other ints": (7, -3),
+        "tuple of numpy ints": (np.int64(1), np.int64(2)),
+        "longer tuple": (1, 2, 3),
+        "empty tuple": (),
+        "mixed tuple": (1, 2.0),
+        "nested tuple": ((4, 5), (1, 0), (0, 1)),
+        "tuple holding a host array": (np.zeros(2), 1),
     }
 
 
@@ -76,7 +83,8 @@ def test_equal_argument_kinds_are_equal_numba_types():
     samples = _samples()
     kinds = {name: _runtime._argument_kind(v) for name, v in samples.items()}
     # What Numba converts or types by value is left to Numba.
-    assert kinds["host array"] is None and kinds["tuple"] is None
+    assert kinds["host array"] is None and kinds["tuple holding a host array"] is None
+    assert kinds["tuple of ints"] == kinds["tuple of other ints"] != kinds["longer tuple"]
     assert kinds["int past int64"] is None
     assert kinds["columns of a matrix (A)"] != kinds["C 2-d"]
     assert kinds["broadcast row (A)"] == kinds["columns of a matrix (A)"]
@@ -90,6 +98,7 @@ def _as_numba_lays_out(value):
 
     class Launch:  # what _prepare_args reads of its kernel
         extensions = []
+        _prepare_args = _Kernel._prepare_args   # (tuples recurse)
 
     params = []
     _Kernel._prepare_args(Launch(), _numba_type(value), value, 0, [], params)
@@ -112,7 +121,7 @@ def test_arguments_are_laid_out_as_numbas_launch_lays_them_out():
         pack(value, params)
         assert _comparable(params) == _comparable(_as_numba_lays_out(value)), name
         checked += 1
-    assert checked == 19
+    assert checked == 26
 
 
 class _FakeOverload:

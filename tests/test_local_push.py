@@ -145,3 +145,101 @@ def test_steps_between_tasks_push_by_socket_with_the_same_values(token_env, monk
         assert after["fallbacks"] == before["fallbacks"]
     else:
         assert sent == 0
+
+
+# -- RunGraph calls by socket: a master and a task in two processes of this host --------------
+@pytest.fixture
+def task_processes(token_env):
+    from cluster_util import TaskProcesses
+    procs = TaskProcesses(token_env)
+    try:
+        yield procs
+    finally:
+        procs.close()
+
+
+@pytest.mark.parametrize("local", ["1", "0"])
+def test_run_graph_calls_to_a_task_of_this_host_go_by_socket(task_processes, monkeypatch, local):
+    monkeypatch.setenv("TFJUPYTER_LOCAL_PUSH", local)
+    cluster = loopback_cluster(ps=1, worker=1)
+    task_processes.start(cluster, "ps", 0)
+    worker = tf.train.Server(cluster, job_name="worker", task_index=0)
+    try:
+        before = local_push.stats()
+        w, b = _train(cluster, worker.target, steps=5)
+        after = local_push.stats()
+    finally:
+        worker.stop(0)
+    expected_w, expected_b = _train(None, "", steps=5)
+    np.testing.assert_allclose(w, expected_w, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(b, expected_b, rtol=1e-6, atol=1e-7)
+    calls = after["calls"] - before["calls"]
+    if local == "1":
+        # The ps runs a partition of every step, of the initializer and of the last fetch.
+        assert calls >= 7 and after["fallbacks"] == before["fallbacks"]
+    else:
+        assert calls == 0
+
+
+def test_a_malformed_call_by_socket_gets_the_status_grpc_would_give(token_env):
+    from tfjupyter.distributed import protocol_pb2 as pb
+    from tfjupyter.distributed import wire
+    cluster = loopback_cluster(ps=1)
+    ps = tf.train.Server(cluster, job_name="ps", task_index=0)
+    sender = local_push.Sender(token_env["TFJUPYTER_CLUSTER_TOKEN"])
+    try:
+        name = local_push.socket_name(token_env["TFJUPYTER_CLUSTER_TOKEN"], cluster["ps"][0])
+        for garbage in (b"", b"\x07not frames", os.urandom(64)):
+            reply = sender.call(name, garbage, "/job:ps/replica:0/task:0", timeout=10)
+            frames = list(wire.unpack(reply))
+            status = pb.StepStatus.FromString(bytes(frames[-1][1:]))
+            assert status.code == tf.errors.InvalidArgumentError.error_code, status
+            assert status.message.startswith("RunGraphUnary on /job:ps/replica:0/task:0: ")
+        # ... and the connection, and the task, still serve well-formed calls.
+        request = pb.RunGraphRequest(graph_handle="no-such-graph", step_id=1)
+        reply = sender.call(name, wire.pack([wire.control_frame(request)]), "ps", timeout=10)
+        status = pb.StepStatus.FromString(bytes(list(wire.unpack(reply))[-1][1:]))
+        assert status.code == tf.errors.NotFoundError.error_code
+        assert "no-such-graph" in status.message and "/job:ps/replica:0/task:0" in status.message
+    finally:
+        sender.close()
+        ps.stop(0)
+
+
+_BLOCKED_CLIENT = r'''
+import sys, tfjupyter as tf
+with tf.device("/job:ps/task:0"):
+    q = tf.FIFOQueue(10, tf.float32, shapes=[[]], shared_name="handoff")
+with tf.Session(sys.argv[1]) as sess:
+    print("blocking", flush=True)
+    sess.run(q.dequeue())          # nothing comes: this process is killed meanwhile
+'''
+
+
+def test_a_step_whose_master_dies_is_cancelled_on_the_task(task_processes):
+    """As gRPC cancels a call whose client went away: the master's dequeue must not stay
+    pending on the ps, taking the next element from whoever enqueues it."""
+    import subprocess
+    import sys
+    import time
+    cluster = loopback_cluster(ps=1)
+    task_processes.start(cluster, "ps", 0)
+    target = "grpc://" + cluster["ps"][0]
+    client = subprocess.Popen([sys.executable, "-c", _BLOCKED_CLIENT, target],
+                              env=task_processes.env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert client.stdout.readline().strip() == "blocking"
+        time.sleep(1.5)                # its RunGraph reaches the ps and blocks in the dequeue
+        client.kill()
+        client.wait(10)
+    finally:
+        if client.poll() is None:
+            client.kill()
+        client.stdout.close()
+    tf.reset_default_graph()
+    with tf.device("/job:ps/task:0"):
+        q = tf.FIFOQueue(10, tf.float32, shapes=[[]], shared_name="handoff")
+    with tf.Session(target) as sess:
+        sess.run(q.enqueue(7.0))
+        options = tf.RunOptions(timeout_in_ms=5000)
+        assert sess.run(q.dequeue(), options=options) == 7.0

@@ -185,7 +185,10 @@ def test_operation_timeout_is_every_steps_deadline(where, tasks):
 
 
 # -- finding 3: a frozen peer is found within 15 s --------------------------------------------
-def test_a_frozen_ps_fails_the_steps_that_need_it_within_15_s(tasks):
+@pytest.mark.parametrize("step", ["registered after the freeze", "registered before"])
+def test_a_frozen_ps_fails_the_steps_that_need_it_within_15_s(tasks, step):
+    """A step new to the session registers its partition by gRPC; one run before is started
+    by RunGraph, over the ps's Unix socket (same host): both must find the frozen ps."""
     from tfjupyter.distributed.telemetry import watch
     cluster = loopback_cluster(ps=1, worker=1)
     ps = tasks.start(cluster, "ps", 0)
@@ -194,15 +197,18 @@ def test_a_frozen_ps_fails_the_steps_that_need_it_within_15_s(tasks):
         with tf.Graph().as_default():
             with tf.device("/job:ps/task:0"):
                 v = tf.Variable(1.0)
+                doubled = v * 2.0
             with tf.Session(worker.target) as sess, watch(cluster, interval=0.2) as watcher:
                 sess.run(v.initializer)
                 assert sess.run(v) == 1.0
+                if step == "registered before":
+                    assert sess.run(doubled) == 2.0
                 ps.send_signal(signal.SIGSTOP)
                 try:
                     start = time.monotonic()
                     with pytest.raises(tf.errors.UnavailableError,
                                        match=r"/job:ps/replica:0/task:0.*(ping|frozen)"):
-                        _in_thread(lambda: sess.run(v), 20)
+                        _in_thread(lambda: sess.run(doubled), 20)
                     assert time.monotonic() - start < 15
                     deadline = time.monotonic() + 10
                     while (watcher.snapshot()["/job:ps/replica:0/task:0"].state != "dead"

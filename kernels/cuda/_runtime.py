@@ -223,7 +223,7 @@ class Kernel:
     launches of kernels that run for microseconds.  The first launch with a new combination of
     argument types goes through Numba, which compiles the overload; later ones with the same
     types reuse that overload's function and pass the arguments as Numba lays them out.
-    Arguments Numba would convert (host arrays, records, tuples) always take Numba's path.
+    Arguments Numba would convert (host arrays, records) always take Numba's path.
     """
 
     def __init__(self, dispatcher):
@@ -289,6 +289,9 @@ def _argument_kind(arg):
         return int if _INT64_RANGE[0] <= arg < _INT64_RANGE[1] else None
     if kind in _SCALARS:
         return kind
+    if kind is tuple:  # (shapes and strides of broadcasting kernels)
+        kinds = tuple(map(_argument_kind, arg))
+        return (tuple, kinds) if None not in kinds else None
     return None
 
 
@@ -315,6 +318,15 @@ def _packer(numba_type):
     ``numba_type`` (dispatcher._Kernel._prepare_args), or None for types not handled here."""
     import ctypes
     from numba.cuda import types
+    if isinstance(numba_type, types.BaseTuple):
+        packers = [_packer(t) for t in numba_type]
+        if None in packers:
+            return None
+
+        def pack_tuple(value, params):
+            for pack, item in zip(packers, value):
+                pack(item, params)
+        return pack_tuple
     if isinstance(numba_type, types.Array):
         def pack_array(a, params):
             params += (0, 0, a.size, a.dtype.itemsize, a.gpu_data.device_pointer_value or 0)

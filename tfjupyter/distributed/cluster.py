@@ -5,7 +5,14 @@ from typing import Dict, List, Mapping, Optional, Sequence, Union
 
 from ..framework.device import _JOB_RE
 
-__all__ = ["ClusterSpec"]
+__all__ = ["ClusterSpec", "is_loopback"]
+
+_LOOPBACK_HOSTS = frozenset(["localhost", "127.0.0.1", "::1", "ip6-localhost"])
+
+
+def is_loopback(address: str) -> bool:
+    """Whether a task address (``host:port``) names this machine by a loopback name."""
+    return address.rpartition(":")[0].strip("[]") in _LOOPBACK_HOSTS
 
 
 class ClusterSpec:

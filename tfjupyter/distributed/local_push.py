@@ -1,19 +1,26 @@
-"""Pushes between tasks of one host by a Unix socket instead of a gRPC call.
+"""Pushes and RunGraph calls between tasks of one host by a Unix socket instead of gRPC.
 
-A step moves its small tensors (and, by shared memory, its big ones) in PushTensors messages:
-two per async step of a ps and a worker. From Python a gRPC unary call between two processes
-costs ~1.1-1.6 ms on the 2-core reference VM; the same message and a one-byte answer over a
-Unix socket cost ~70 us. So a task also listens on an abstract Unix socket (Linux), and a peer
-of the same host (same shm.host_id()) sends its pushes there; anything else, or any failure
-to connect, goes by gRPC as before.
+A step moves its small tensors (and, by shared memory, its big ones) in PushTensors messages,
+and its master starts it on each task with a RunGraph call: per async step of a ps and a worker,
+two pushes and one call. From Python a gRPC unary call between two processes costs ~1.1-1.6 ms
+on the 2-core reference VM; the same message and its answer over a Unix socket cost ~70 us. So a
+task also listens on an abstract Unix socket (Linux), and a peer of the same host (same
+shm.host_id()) sends its pushes and RunGraph calls there; anything else, or any failure to
+connect, goes by gRPC as before.
 
-Messages are the PushTensors request bytes (wire.pack frames), length-prefixed; the answer is
-one status byte, followed by an error text when the receiver refused the message. A connection
-starts with the cluster token, and each side checks that the other runs as the same user
-(SO_PEERCRED): only the tasks' own user, holding the token, can push, and no other user's
-process squatting the name learns the token. The name is derived from the token and the
-receiver's address, so clusters of one host do not meet. ``TFJUPYTER_LOCAL_PUSH=0`` (or
-``TFJUPYTER_SHM=0``) turns it off.
+Messages are length-prefixed: a kind byte (push or RunGraph), then the request's bytes
+(wire.pack frames). A push is answered by one status byte, followed by an error text when the
+receiver refused the message; a RunGraph call by the status byte and the reply's frames, as
+RunGraphUnary's. A connection starts with the cluster token, and each side checks that the other
+runs as the same user (SO_PEERCRED): only the tasks' own user, holding the token, can call, and
+no other user's process squatting the name learns the token. The name is derived from the token
+and the receiver's address, so clusters of one host do not meet.
+
+What gRPC gives a call, the socket gives too: a step whose caller's connection closes (the
+master died) is cancelled on the task (one epoll thread watches the connections of running
+steps), and a caller waiting on a task whose process is stopped gives up after
+``FROZEN_AFTER_S`` as gRPC's keepalive would. ``TFJUPYTER_LOCAL_PUSH=0`` (or ``TFJUPYTER_SHM=0``)
+turns it all off.
 """
 from __future__ import annotations
 
@@ -21,18 +28,20 @@ import functools
 import hashlib
 import hmac
 import os
+import select
 import socket
 import struct
 import sys
 import threading
 import time
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from ..framework import errors
 
 __all__ = ["socket_name", "enabled", "Listener", "Sender", "stats"]
 
 _OK, _REFUSED = b"\x00", b"\x01"
+_PUSH, _RUN = b"P", b"R"
 _LENGTH = struct.Struct("<Q")
 _HANDSHAKE_TIMEOUT_S = 5.0
 # A push only puts tensors in the receiver's rendezvous: its answer comes at once unless the
@@ -40,8 +49,12 @@ _HANDSHAKE_TIMEOUT_S = 5.0
 _ANSWER_TIMEOUT_S = 5.0
 # A peer without a listener (another platform, turned off, name taken) is asked again after this.
 _RETRY_UNREACHABLE_S = 30.0
+# A RunGraph caller looks at its task's process this often while it waits; a process stopped
+# this long (SIGSTOP, a debugger) fails the call, as gRPC's keepalive (5 s + 5 s) would.
+_LOOK_EVERY_S = 1.0
+FROZEN_AFTER_S = 10.0
 
-_counts = {"pushes": 0, "fallbacks": 0, "received": 0}
+_counts = {"pushes": 0, "fallbacks": 0, "received": 0, "calls": 0, "served": 0}
 _counts_lock = threading.Lock()
 
 
@@ -51,7 +64,8 @@ def _count(what: str) -> None:
 
 
 def stats() -> Dict[str, int]:
-    """Pushes sent by socket, pushes that fell back to gRPC, messages received (this process)."""
+    """This process's pushes sent by socket, pushes and calls that fell back to gRPC, pushes
+    received, RunGraph calls made and served by socket."""
     with _counts_lock:
         return dict(_counts)
 
@@ -69,10 +83,25 @@ def socket_name(token: str, address: str) -> bytes:
     return b"\0tfjupyter-push-" + digest.encode()
 
 
-def _same_user(sock: socket.socket) -> bool:
+def _peer(sock: socket.socket) -> Tuple[int, int]:
+    """(pid, uid) of the process at the other end."""
     creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    _, uid, _ = struct.unpack("3i", creds)
-    return uid == os.getuid()
+    pid, uid, _ = struct.unpack("3i", creds)
+    return pid, uid
+
+
+def _same_user(sock: socket.socket) -> bool:
+    return _peer(sock)[1] == os.getuid()
+
+
+def _stopped(pid: int) -> bool:
+    """Whether process ``pid`` is stopped (SIGSTOP, traced); False when it cannot be told."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rpartition(b")")[2].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state in (b"T", b"t")
 
 
 def _recv_exact(sock: socket.socket, n: int) -> bytearray:
@@ -87,8 +116,8 @@ def _recv_exact(sock: socket.socket, n: int) -> bytearray:
     return buffer
 
 
-def _send_message(sock: socket.socket, message: bytes) -> None:
-    sock.sendall(_LENGTH.pack(len(message)))
+def _send_message(sock: socket.socket, message: bytes, kind: bytes = b"") -> None:
+    sock.sendall(_LENGTH.pack(len(kind) + len(message)) + kind)
     sock.sendall(message)
 
 
@@ -99,13 +128,82 @@ def _recv_message(sock: socket.socket, limit: int) -> bytearray:
     return _recv_exact(sock, n)
 
 
+class CallContext:
+    """What a RunGraph handler gets for gRPC's servicer context: callbacks for the call's end
+    before its answer (the caller's connection closed)."""
+
+    def __init__(self):
+        self._callbacks: List[Callable[[], None]] = []
+
+    def add_callback(self, fn: Callable[[], None]) -> None:
+        self._callbacks.append(fn)
+
+    def caller_left(self) -> None:
+        for fn in self._callbacks:
+            fn()
+
+
+class _HangupWatch:
+    """One epoll thread per process: calls a running call's ``caller_left`` when its caller's
+    connection closes. Arming and disarming are one system call each; nothing wakes per step."""
+
+    def __init__(self):
+        self.pid = os.getpid()
+        self._epoll = select.epoll()
+        self._calls: Dict[int, CallContext] = {}
+        self._lock = threading.Lock()
+        threading.Thread(target=self._watch, name="tfjupyter-local-calls", daemon=True).start()
+
+    def arm(self, conn: socket.socket, context: CallContext) -> None:
+        events = select.EPOLLRDHUP | select.EPOLLONESHOT
+        with self._lock:
+            self._calls[conn.fileno()] = context
+            try:
+                self._epoll.register(conn.fileno(), events)
+            except FileExistsError:   # (a descriptor number used again before its unregister)
+                self._epoll.modify(conn.fileno(), events)
+
+    def disarm(self, conn: socket.socket) -> None:
+        with self._lock:
+            self._calls.pop(conn.fileno(), None)
+            try:
+                self._epoll.unregister(conn.fileno())
+            except OSError:
+                pass
+
+    def _watch(self) -> None:
+        while True:
+            for fd, _ in self._epoll.poll():
+                with self._lock:
+                    context = self._calls.pop(fd, None)
+                if context is not None:
+                    context.caller_left()
+
+
+_watch: Optional[_HangupWatch] = None
+_watch_lock = threading.Lock()
+
+
+def _hangup_watch() -> _HangupWatch:
+    global _watch
+    with _watch_lock:
+        if _watch is None or _watch.pid != os.getpid():   # (a forked child has no thread)
+            _watch = _HangupWatch()
+        return _watch
+
+
 class Listener:
-    """The receiving side, in a task: one thread accepting, one per connection."""
+    """The receiving side, in a task: one thread accepting, one per connection.
+
+    ``deliver(message)`` takes a push; ``run(message, context) -> reply`` serves a RunGraph call
+    (None: calls are refused, and their callers use gRPC)."""
 
     def __init__(self, name: bytes, token: str, deliver: Callable[[bytes], None],
-                 max_message_bytes: int):
+                 max_message_bytes: int,
+                 run: Optional[Callable[[bytes, CallContext], bytes]] = None):
         self._token = token.encode()
         self._deliver = deliver
+        self._run = run
         self._limit = max_message_bytes
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -144,14 +242,25 @@ class Listener:
             conn.settimeout(None)
             while True:
                 message = _recv_message(conn, self._limit)
+                kind, body = bytes(message[:1]), bytes(message[1:])
                 try:
-                    self._deliver(bytes(message))
+                    if kind == _RUN and self._run is not None:
+                        reply = self._serve_call(conn, body)
+                    elif kind == _PUSH:
+                        self._deliver(body)
+                        reply = b""
+                    else:
+                        raise ValueError(f"unknown message kind {kind!r}")
                 except Exception as e:      # malformed: refused, as gRPC's INVALID_ARGUMENT
                     text = str(e).encode()[:4000]
                     conn.sendall(_REFUSED + _LENGTH.pack(len(text)) + text)
                     continue
-                _count("received")
-                conn.sendall(_OK)
+                if kind == _PUSH:
+                    _count("received")
+                    conn.sendall(_OK)
+                else:
+                    conn.sendall(_OK + _LENGTH.pack(len(reply)))
+                    conn.sendall(reply)
         except (OSError, EOFError, ValueError):
             pass                            # the peer went away, or broke the framing
         finally:
@@ -159,6 +268,17 @@ class Listener:
                 if conn in self._connections:
                     self._connections.remove(conn)
             conn.close()
+
+    def _serve_call(self, conn: socket.socket, message: bytes) -> bytes:
+        context = CallContext()
+        watch = _hangup_watch()
+        watch.arm(conn, context)
+        try:
+            reply = self._run(message, context)
+        finally:
+            watch.disarm(conn)
+        _count("served")
+        return reply
 
     def close(self) -> None:
         with self._lock:
@@ -182,6 +302,7 @@ class Sender:
     def __init__(self, token: str):
         self._token = token.encode()
         self._idle: Dict[bytes, List[socket.socket]] = {}
+        self._pids: Dict[socket.socket, int] = {}     # the process at the other end
         self._unreachable: Dict[bytes, float] = {}   # name -> when a connection last failed
         self._lock = threading.Lock()
         self._pid = os.getpid()
@@ -190,31 +311,113 @@ class Sender:
         """Delivers ``message`` to the listener ``name``: True once it answered, False when it
         cannot be reached (the caller then pushes by gRPC). Raises InvalidArgumentError, naming
         ``peer``, when the receiver refused the message."""
-        conn = self._checkout(name)
+        conn = self._send(name, message, _PUSH)
         if conn is None:
-            _count("fallbacks")
             return False
         try:
-            _send_message(conn, message)
             status = _recv_exact(conn, 1)
             if status != _OK:
-                (n,) = _LENGTH.unpack(_recv_exact(conn, _LENGTH.size))
-                text = _recv_exact(conn, n).decode(errors="replace")
+                text = self._refusal(conn)
                 self._checkin(name, conn)
                 raise errors.InvalidArgumentError(None, None, f"{peer} refused pushed tensors: "
                                                   f"{text}")
         except (OSError, EOFError):
-            conn.close()
+            self._discard(conn)
             _count("fallbacks")
             return False
         self._checkin(name, conn)
         _count("pushes")
         return True
 
+    def call(self, name: bytes, message: bytes, peer: str,
+             timeout: Optional[float] = None) -> Optional[bytes]:
+        """RunGraphUnary's ``message`` to the listener ``name``: its reply, or None when the
+        listener cannot be reached (nothing was run; the caller then calls by gRPC).
+
+        Raises, naming ``peer``: DeadlineExceededError after ``timeout`` seconds;
+        UnavailableError when the connection breaks during the call (the task died) or the
+        task's process stays stopped for FROZEN_AFTER_S; InvalidArgumentError when the task
+        refused the message."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        conn = self._send(name, message, _RUN)
+        if conn is None:
+            return None
+        try:
+            status = self._answer(conn, peer, deadline)
+            conn.settimeout(_ANSWER_TIMEOUT_S)
+            if status != _OK:
+                text = self._refusal(conn)
+                self._checkin(name, conn)
+                raise errors.InvalidArgumentError(None, None, f"{peer} refused RunGraph: {text}")
+            (n,) = _LENGTH.unpack(_recv_exact(conn, _LENGTH.size))
+            reply = _recv_exact(conn, n)
+        except (OSError, EOFError) as e:
+            self._discard(conn)
+            raise errors.UnavailableError(
+                None, None, f"{peer}: the connection to the task closed during the step "
+                            f"({type(e).__name__}: {e}); the task may have died") from None
+        except errors.InvalidArgumentError:
+            raise
+        except BaseException:   # its answer is still to come: the connection cannot be reused
+            self._discard(conn)
+            raise
+        self._checkin(name, conn)
+        _count("calls")
+        return bytes(reply)
+
+    def _send(self, name: bytes, message: bytes, kind: bytes) -> Optional[socket.socket]:
+        """A connection to ``name`` that took ``message``, or None (a fallback) when none could
+        be made or the sending failed (a task that restarted: its old connections are gone);
+        then nothing reached the listener."""
+        conn = self._checkout(name)
+        if conn is not None:
+            try:
+                _send_message(conn, message, kind)
+                return conn
+            except OSError:
+                self._discard(conn)
+        _count("fallbacks")
+        return None
+
+    def _answer(self, conn: socket.socket, peer: str, deadline: Optional[float]) -> bytes:
+        """The answer's status byte, looking at the task's process while it is awaited."""
+        stopped_since = None
+        while True:
+            wait = _LOOK_EVERY_S
+            if deadline is not None:
+                wait = min(wait, deadline - time.monotonic())
+                if wait <= 0:
+                    raise errors.DeadlineExceededError(None, None, f"{peer}: Deadline Exceeded")
+            conn.settimeout(wait)
+            try:
+                return bytes(_recv_exact(conn, 1))
+            except socket.timeout:
+                pass
+            pid = self._pids.get(conn)
+            if pid is None or not _stopped(pid):
+                stopped_since = None
+                continue
+            now = time.monotonic()
+            stopped_since = now if stopped_since is None else stopped_since
+            if now - stopped_since >= FROZEN_AFTER_S:
+                raise errors.UnavailableError(
+                    None, None, f"{peer}: its process {pid} has been stopped for "
+                                f"{now - stopped_since:.0f} s (frozen): the task cannot answer")
+
+    @staticmethod
+    def _refusal(conn: socket.socket) -> str:
+        (n,) = _LENGTH.unpack(_recv_exact(conn, _LENGTH.size))
+        return _recv_exact(conn, n).decode(errors="replace")
+
+    def _discard(self, conn: socket.socket) -> None:
+        with self._lock:
+            self._pids.pop(conn, None)
+        conn.close()
+
     def _checkout(self, name: bytes) -> Optional[socket.socket]:
         with self._lock:
             if self._pid != os.getpid():   # a forked child must not share its parent's sockets
-                self._idle, self._pid = {}, os.getpid()
+                self._idle, self._pids, self._pid = {}, {}, os.getpid()
             idle = self._idle.get(name)
             if idle:
                 return idle.pop()
@@ -225,12 +428,15 @@ class Sender:
         try:
             conn.settimeout(_HANDSHAKE_TIMEOUT_S)
             conn.connect(name)
-            if not _same_user(conn):
+            pid, uid = _peer(conn)
+            if uid != os.getuid():
                 raise OSError("the listener runs as another user")
             _send_message(conn, self._token)
             if _recv_exact(conn, 1) != _OK:
                 raise OSError("the listener refused the token")
             conn.settimeout(_ANSWER_TIMEOUT_S)
+            with self._lock:
+                self._pids[conn] = pid
             return conn
         except (OSError, EOFError):
             conn.close()
@@ -245,6 +451,7 @@ class Sender:
     def close(self) -> None:
         with self._lock:
             idle, self._idle = self._idle, {}
+            self._pids.clear()
         for conns in idle.values():
             for conn in conns:
                 conn.close()

@@ -27,8 +27,9 @@ from ..runtime.devices import Device
 from ..runtime.elastic_pool import ElasticThreadPool
 from ..runtime.executor import StepStats, needed_ops
 from . import protocol_pb2 as pb
-from . import shm, wire
+from . import local_push, shm, wire
 from .auth import TOKEN_METADATA_KEY, TlsConfig, token_for_target
+from .cluster import is_loopback
 from .worker import LocalStep, _error_from_status, make_channel, rpc_error
 
 __all__ = ["ClusterConnection", "DistributedPlan"]
@@ -37,6 +38,8 @@ _log = logging.getLogger("tfjupyter.distributed")
 
 DEFAULT_CONNECT_TIMEOUT_S = 60.0
 _CALL_DEADLINE_SLACK_S = 1.0
+# A task a RunGraph call found frozen or gone is not sent CleanupStep for this long.
+_UNREACHABLE_S = 30.0
 # Step ids: unique on a task across masters (a random start per process), without a system
 # call per step as secrets.randbits makes.
 _step_ids = itertools.count(secrets.randbits(62))
@@ -48,6 +51,8 @@ class _Task:
     def __init__(self, job: str, index: int, address: str, channel: grpc.Channel, metadata):
         self.job, self.index, self.address = job, index, address
         self.name = f"/job:{job}/replica:0/task:{index}"
+        self.cluster_address = address   # as the cluster spells it (the task's socket name)
+        self.unreachable_at: Optional[float] = None   # when a call found it frozen or gone
         self.metadata = metadata
         self.channel = channel
         unary = lambda m, resp: channel.unary_unary(  # noqa: E731
@@ -87,6 +92,9 @@ class ClusterConnection:
         deadline = time.monotonic() + self.timeout_s
         token = _token_for(target, address, config, deadline)
         self.metadata = ((TOKEN_METADATA_KEY, token),)
+        self._token = token
+        # RunGraph calls to tasks of this host go by their Unix socket (local_push.py).
+        self._local_calls = local_push.Sender(token) if local_push.enabled() else None
         self.session_handle = secrets.token_hex(8)
         tls = TlsConfig()
         self._credentials = tls.channel_credentials() if tls.enabled else None
@@ -98,8 +106,11 @@ class ClusterConnection:
         self.tasks: Dict[Tuple[str, int], _Task] = {}
         for job, job_def in status.cluster.items():
             for index, task_address in sorted(job_def.tasks.items()):
-                self.tasks[(job, index)] = (master if (job, index) == self.target_task
-                                            else self._task_at(job, index, task_address))
+                if (job, index) == self.target_task:
+                    master.cluster_address = task_address   # (the target may spell it otherwise)
+                    self.tasks[(job, index)] = master
+                else:
+                    self.tasks[(job, index)] = self._task_at(job, index, task_address)
         master.job, master.index = self.target_task
         master.name = f"/job:{master.job}/replica:0/task:{master.index}"
         filters = [DeviceSpec.from_string(f) for f in getattr(config, "device_filters", []) or []]
@@ -153,10 +164,27 @@ class ClusterConnection:
         spec = DeviceSpec.from_string(device_name)
         return self.tasks[(spec.job, spec.task)]
 
+    def run_graph_unary(self, task: "_Task", message: bytes, timeout: Optional[float]) -> bytes:
+        """RunGraphUnary on ``task``: by its Unix socket when it shares this host, else (or when
+        the socket cannot be reached) by gRPC. Raises grpc.RpcError or an OpError."""
+        if self._local_calls is not None and task.host_id == shm.host_id():
+            name = local_push.socket_name(self._token, task.cluster_address)
+            try:
+                reply = self._local_calls.call(name, message, task.name, timeout)
+            except errors.UnavailableError:   # frozen, or died during the step
+                task.unreachable_at = time.monotonic()
+                raise
+            if reply is not None:
+                task.unreachable_at = None
+                return reply
+        return task.run_graph_unary(message, metadata=task.metadata, timeout=timeout)
+
     def close(self) -> None:
         self._pool.shutdown(wait=False)
         for channel in self._channels:
             channel.close()
+        if self._local_calls is not None:
+            self._local_calls.close()
 
 
 def _token_for(target: str, address: str, config, deadline: float) -> str:
@@ -189,8 +217,7 @@ def _token_for(target: str, address: str, config, deadline: float) -> str:
 
 def _is_this_host(address: str) -> bool:
     import socket
-    host = address.rpartition(":")[0].strip("[]")
-    return host in ("localhost", "127.0.0.1", "::1", "ip6-localhost", socket.gethostname())
+    return is_loopback(address) or address.rpartition(":")[0] == socket.gethostname()
 
 
 def _control_sources_without_groups(ops: Sequence[Operation], targets: Sequence[Operation]
@@ -486,8 +513,8 @@ class DistributedPlan:
                 # whenever the channel has no call in flight, i.e. every step. Cancelling it
                 # ends the step on the task, which then answers at once.
                 calls[part] = _CleanupOnCancel(self, part, step_id)
-                reply = wire.unpack(part.task.run_graph_unary(wire.pack(frames), metadata=meta,
-                                                              timeout=timeout))
+                reply = wire.unpack(self.cluster.run_graph_unary(part.task, wire.pack(frames),
+                                                                 timeout))
             else:  # feeds too big for one message: stream them
                 reply = part.task.run_graph(iter(frames), metadata=meta, timeout=timeout)
                 calls[part] = reply
@@ -552,6 +579,9 @@ class DistributedPlan:
                 step_stats.dev_stats.setdefault(device, []).extend(stats)
 
     def _cleanup(self, part: _Partition, step_id: int, reason: str) -> None:
+        unreachable_at = part.task.unreachable_at
+        if unreachable_at is not None and time.monotonic() - unreachable_at < _UNREACHABLE_S:
+            return  # just found frozen or gone: asking would only wait out the call's timeout
         try:
             part.task.cleanup_step(pb.CleanupStepRequest(step_id=step_id, reason=reason),
                                    metadata=part.task.metadata, timeout=5)

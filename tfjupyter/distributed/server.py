@@ -15,7 +15,7 @@ from ..runtime.devices import local_devices
 from ..runtime.elastic_pool import ElasticThreadPool
 from . import protocol_pb2 as pb
 from .auth import TlsConfig, TokenInterceptor, channel_options, resolve_token, withdraw_token
-from .cluster import ClusterSpec
+from .cluster import ClusterSpec, is_loopback
 from .telemetry import service_handler as _telemetry_handler
 from .worker import Worker
 
@@ -274,9 +274,6 @@ def _unregister_local_server(server: Server) -> None:
         del _local_servers[server._address]
 
 
-_LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1", "[::1]", "ip6-localhost")
-
-
 def _limit_intra_op_threads(cluster: ClusterSpec, job: str, task: int, config) -> None:
     """Sizes the BLAS/Numba thread pools of this task's process.
 
@@ -287,10 +284,9 @@ def _limit_intra_op_threads(cluster: ClusterSpec, job: str, task: int, config) -
     import os
     n = getattr(config, "intra_op_parallelism_threads", 0) if config is not None else 0
     if not n:
-        host = cluster.task_address(job, task).rpartition(":")[0]
-        if host not in _LOOPBACK_HOSTS:
+        if not is_loopback(cluster.task_address(job, task)):
             return
-        local = sum(1 for _, _, a in cluster.tasks() if a.rpartition(":")[0] in _LOOPBACK_HOSTS)
+        local = sum(1 for _, _, a in cluster.tasks() if is_loopback(a))
         n = max(1, (os.cpu_count() or 1) // max(1, local))
     from threadpoolctl import threadpool_limits
     threadpool_limits(limits=n)

@@ -419,21 +419,27 @@ def _serialize(response) -> bytes:
     return response if isinstance(response, bytes) else response.SerializeToString()
 
 
+def call_status(method: str, task: str, error: Exception) -> Tuple[int, str]:
+    """(TensorFlow error code, message) of a call whose handler raised ``error``: an OpError's
+    own, RESOURCE_EXHAUSTED for a MemoryError, INTERNAL (logged: a bug of the task, not of the
+    call) for anything else."""
+    if isinstance(error, errors.OpError):
+        return error.error_code, error.message or type(error).__name__
+    if isinstance(error, MemoryError):
+        return errors.ResourceExhaustedError.error_code, f"out of memory ({error})"
+    _log.error("%s on %s failed", method, task, exc_info=error)
+    return errors.InternalError.error_code, f"internal error: {type(error).__name__}: {error}"
+
+
 def _abort(context, method: str, task: Callable[[], str], error: Exception) -> None:
     """Fails the call for ``error`` (context.abort raises); returns when there is nothing to
     fail: the call already ended (the client went away) or the behavior aborted it itself."""
     if context.code() is not None or not context.is_active():
         return
-    if isinstance(error, errors.OpError):
-        code = _STATUS_BY_ERROR_CODE.get(error.error_code, grpc.StatusCode.INTERNAL)
-        if code is grpc.StatusCode.OK:
-            code = grpc.StatusCode.INTERNAL
-        message = error.message or type(error).__name__
-    elif isinstance(error, MemoryError):
-        code, message = grpc.StatusCode.RESOURCE_EXHAUSTED, f"out of memory ({error})"
-    else:
-        code, message = grpc.StatusCode.INTERNAL, f"internal error: {type(error).__name__}: {error}"
-        _log.error("%s on %s failed", method, task(), exc_info=error)
+    error_code, message = call_status(method, task(), error)
+    code = _STATUS_BY_ERROR_CODE.get(error_code, grpc.StatusCode.INTERNAL)
+    if code is grpc.StatusCode.OK:
+        code = grpc.StatusCode.INTERNAL
     details = f"{method} on {task()}: {message}"
     if len(details) > _MAX_DETAILS_CHARS:
         details = details[:_MAX_DETAILS_CHARS - 3] + "..."

@@ -163,14 +163,15 @@ class Worker:
             device.host = self
 
     def listen_locally(self) -> None:
-        """Takes pushes from tasks of this host by a Unix socket too (local_push.py); called
-        when the server starts, once its cluster (and so its address) is final."""
+        """Takes pushes and RunGraph calls from this host by a Unix socket too (local_push.py);
+        called when the server starts, once its cluster (and so its address) is final."""
         if not self._local_pushes or self._local_listener is not None:
             return
         name = local_push.socket_name(self._token, self.cluster.task_address(self.job, self.task))
         try:
             self._local_listener = local_push.Listener(name, self._token, self._deliver_pushed,
-                                                       wire.MAX_MESSAGE_BYTES)
+                                                       wire.MAX_MESSAGE_BYTES,
+                                                       run=self._run_graph_called_locally)
         except OSError as e:   # the name is taken: peers push by gRPC
             _log.info("%s takes pushes by gRPC only: %s", self.task_name, e)
 
@@ -243,6 +244,16 @@ class Worker:
         """The one-message form: packed frames in, packed frames out (or parked if big)."""
         return wire.pack(self._run_graph(wire.unpack(message), context, park=True,
                                          carried_bytes=len(message)))
+
+    def _run_graph_called_locally(self, message: bytes, context) -> bytes:
+        """RunGraphUnary by a master of this host, over the Unix socket. What the gRPC handler
+        would fail the call with (a malformed request) comes back as the reply's status."""
+        try:
+            return self.run_graph_unary(message, context)
+        except Exception as e:
+            code, text = wire.call_status("RunGraphUnary", self.task_name, e)
+            return wire.pack([wire.control_frame(pb.StepStatus(
+                code=code, message=f"RunGraphUnary on {self.task_name}: {text}"))])
 
     def fetch_parked(self, request: pb.FetchParkedRequest, context) -> Iterator[bytes]:
         frames = self._parked.pop((request.graph_handle, request.step_id), None)
