@@ -585,7 +585,8 @@ def _scalar(value):
 
 def _fetch_key(fetches):
     """A hashable key for fetch structures that are cheap to recognise; None otherwise."""
-    if isinstance(fetches, (Tensor, Operation, SparseTensor, IndexedSlices)):
+    if isinstance(fetches, (Tensor, Operation, SparseTensor, IndexedSlices)) or hasattr(
+            fetches, "_as_graph_element"):   # (a Variable: fetched as often as a tensor)
         return fetches
     if type(fetches) in (list, tuple) and all(
             isinstance(f, (Tensor, Operation, SparseTensor, IndexedSlices))
