@@ -242,7 +242,7 @@ class Listener:
             conn.settimeout(None)
             while True:
                 message = _recv_message(conn, self._limit)
-                kind, body = bytes(message[:1]), bytes(message[1:])
+                kind, body = bytes(message[:1]), bytes(memoryview(message)[1:])  # one copy
                 try:
                     if kind == _RUN and self._run is not None:
                         reply = self._serve_call(conn, body)
