@@ -161,7 +161,7 @@ def _no_driver(monkeypatch):
 
 def test_a_launch_with_seen_argument_kinds_skips_numbas_dispatcher(monkeypatch):
     direct, contexts = _no_driver(monkeypatch)
-    monkeypatch.setattr(_runtime, "_core_stream", lambda stream: ("core stream", stream))
+    monkeypatch.setattr(_runtime, "_core_stream", lambda stream, handle: ("core stream", stream))
     monkeypatch.setattr(_runtime, "_launch_config", lambda *a: ("config", a))
     dispatcher = _FakeDispatcher()
     kernel = _runtime.Kernel(dispatcher)

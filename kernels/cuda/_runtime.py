@@ -27,6 +27,11 @@ SIMULATOR = bool(getattr(_numba_config, "ENABLE_CUDASIM", 0))
 if not SIMULATOR:
     from numba.cuda.cudadrv import driver as _driver
     from numba.cuda.cudadrv.devicearray import DeviceNDArray as _DeviceNDArray
+    try:   # (numba-cuda launches through cuda.core; without it, launches stay Numba's)
+        from cuda.core import LaunchConfig as _LaunchConfig
+        from cuda.core import launch as _core_launch
+    except ImportError:
+        _core_launch = None
 
 
 def _quiet_low_occupancy_warnings() -> None:
@@ -244,7 +249,8 @@ class Kernel:
 
     def launch(self, grid, block, stream, shared: int, args: tuple) -> None:
         kinds = tuple(map(_argument_kind, args))
-        key = (_stream_handle(stream), kinds)
+        handle = int(stream.handle) if stream else 0
+        key = (handle, kinds)
         plan = self._plans.get(key, _UNPLANNED) if None not in kinds else None
         if plan is None or plan is _UNPLANNED:
             self.dispatcher[grid, block, stream, shared](*args)
@@ -256,7 +262,8 @@ class Kernel:
         params: list = []
         for pack, arg in zip(packers, args):
             pack(arg, params)
-        _core_launch(_core_stream(stream), _launch_config(grid, block, shared), function, *params)
+        _core_launch(_core_stream(stream, handle), _launch_config(grid, block, shared),
+                     function, *params)
 
 
 class _Configured:
@@ -305,7 +312,8 @@ def _plan(dispatcher, args) -> Optional[tuple]:
     from numba.cuda.typing.typeof import Purpose, typeof
     types = tuple(typeof(a, Purpose.argument) for a in args)
     overload = dispatcher.overloads.get(types)
-    if overload is None or getattr(overload, "cooperative", False) or overload.debug:
+    if (_core_launch is None or overload is None or getattr(overload, "cooperative", False)
+            or overload.debug):
         return None
     packers = [_packer(t) for t in overload.argument_types]
     if None in packers or len(packers) != len(args):
@@ -359,16 +367,11 @@ def _thread_context() -> None:
         _threads.has_context = True
 
 
-def _stream_handle(stream) -> int:
-    return int(stream.handle) if stream else 0
-
-
 _core_streams: Dict[int, object] = {}
 _launch_configs: Dict[tuple, object] = {}
 
 
-def _core_stream(stream):
-    handle = _stream_handle(stream)
+def _core_stream(stream, handle: int):
     core = _core_streams.get(handle)
     if core is None:
         core = _core_streams[handle] = _driver._to_core_stream(stream)
@@ -379,8 +382,7 @@ def _launch_config(grid, block, shared: int):
     key = (grid, block, shared)
     config = _launch_configs.get(key)
     if config is None:
-        from cuda.core import LaunchConfig
-        config = _launch_configs[key] = LaunchConfig(
+        config = _launch_configs[key] = _LaunchConfig(
             grid=_dims(grid), block=_dims(block), shmem_size=int(shared))
     return config
 
@@ -388,13 +390,6 @@ def _launch_config(grid, block, shared: int):
 def _dims(dims):
     """Launch dimensions as cuda.core takes them: ints (kernels compute them with numpy too)."""
     return tuple(map(int, dims)) if isinstance(dims, tuple) else int(dims)
-
-
-def _core_launch(*args):
-    from cuda.core import launch as core_launch
-    global _core_launch
-    _core_launch = core_launch
-    core_launch(*args)
 
 
 # -- what kernels use ------------------------------------------------------------------------------

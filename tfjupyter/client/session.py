@@ -585,13 +585,12 @@ def _scalar(value):
 
 def _fetch_key(fetches):
     """A hashable key for fetch structures that are cheap to recognise; None otherwise."""
-    if isinstance(fetches, (Tensor, Operation, SparseTensor, IndexedSlices)) or hasattr(
-            fetches, "_as_graph_element"):   # (a Variable: fetched as often as a tensor)
+    def plain(f):   # a graph element, or what stands for one (a Variable)
+        return (isinstance(f, (Tensor, Operation, SparseTensor, IndexedSlices))
+                or hasattr(f, "_as_graph_element"))
+    if plain(fetches):
         return fetches
-    if type(fetches) in (list, tuple) and all(
-            isinstance(f, (Tensor, Operation, SparseTensor, IndexedSlices))
-            or hasattr(f, "_as_graph_element")
-            for f in fetches):
+    if type(fetches) in (list, tuple) and all(map(plain, fetches)):
         return (type(fetches),) + tuple(fetches)
     if isinstance(fetches, str):
         return fetches

@@ -204,6 +204,7 @@ class Listener:
         self._token = token.encode()
         self._deliver = deliver
         self._run = run
+        self._watch = _hangup_watch() if run is not None else None
         self._limit = max_message_bytes
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -271,12 +272,11 @@ class Listener:
 
     def _serve_call(self, conn: socket.socket, message: bytes) -> bytes:
         context = CallContext()
-        watch = _hangup_watch()
-        watch.arm(conn, context)
+        self._watch.arm(conn, context)
         try:
             reply = self._run(message, context)
         finally:
-            watch.disarm(conn)
+            self._watch.disarm(conn)
         _count("served")
         return reply
 

@@ -168,9 +168,8 @@ def tensor_frames(index: int, value, shm_pool=None) -> Iterator[bytes]:
 
 
 def renumbered(frames: List[bytes], index: int) -> List[bytes]:
-    """The frames of tensor_frames(0, ...) as the ``index``-th tensor of a message."""
-    if index == 0:
-        return frames
+    """The frames of one tensor_frames(...) as the ``index``-th tensor of a message (without
+    making them again: their data may already be in a shared-memory segment)."""
     header = pb.TensorHeader.FromString(bytes(frames[0][1:]))
     header.index = index
     return [HEADER + header.SerializeToString()] + frames[1:]

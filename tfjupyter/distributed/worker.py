@@ -436,12 +436,13 @@ class Worker:
         pool = shm.pool_for(self._peer_host(job, task))
         messages, keys, frames, size = [], [], [], 0
         for key, value in items:
-            tensor = list(wire.tensor_frames(0, value, pool))
+            tensor = list(wire.tensor_frames(len(keys), value, pool))
             tensor_size = wire.frames_size(tensor)
-            if keys and size + tensor_size > wire.PACK_LIMIT:
+            if keys and size + tensor_size > wire.PACK_LIMIT:   # (rare: no shared memory)
                 messages.append(self._pack_push(step_id, keys, frames))
                 keys, frames, size = [], [], 0
-            frames.extend(wire.renumbered(tensor, len(keys)))
+                tensor = wire.renumbered(tensor, 0)
+            frames.extend(tensor)
             keys.append(key)
             size += tensor_size
         messages.append(self._pack_push(step_id, keys, frames))
