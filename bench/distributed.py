@@ -20,6 +20,11 @@ from this script, so that a runtime slow to start a worker gains nothing from it
 running one after another.
 Each case runs --repeats times, the runtimes alternating; min and median are reported, ratios
 are of medians. The machine should be quiet: every task shares its cores.
+
+Under each async case: the CPU time all its tasks spent per step (every thread, over the common
+window), how busy the machine's cores were, and the throughput those cores would give at that
+CPU cost per step, fully busy. Adding a worker pays only while the cores have room: at equal CPU
+per step, 2 workers reach 1.6x one worker only where one worker kept the cores at most 62% busy.
 """
 from __future__ import annotations
 
@@ -31,6 +36,7 @@ import statistics
 import subprocess
 import sys
 import time
+from typing import NamedTuple
 
 import numpy as np
 
@@ -110,16 +116,16 @@ def role_worker(tf, cluster, task, seconds, mode, backups, straggle):
             print("warm", flush=True)
             sys.stdin.readline()
         start_step = sess.run(global_step)
-        steps, start = 0, time.time()
+        steps, start, cpu_start = 0, time.time(), time.process_time()
         while not sess.should_stop() and (mode == "sync" or time.time() - start < seconds):
             sess.run(train_op, feed)
             steps += 1
             if straggle:
                 time.sleep(straggle)
-        elapsed = time.time() - start
+        elapsed, cpu = time.time() - start, time.process_time() - cpu_start
         end_step = sess.run(global_step) if not sess.should_stop() else sync_steps
-    print(json.dumps({"steps": steps, "seconds": elapsed, "global_steps": int(end_step - start_step)}),
-          flush=True)
+    print(json.dumps({"steps": steps, "seconds": elapsed, "cpu_seconds": cpu,
+                      "global_steps": int(end_step - start_step)}), flush=True)
     os._exit(0)  # the other workers may still be mid-step; TF's servers do not stop cleanly
 
 
@@ -148,6 +154,26 @@ def spawn(python, backend, role, cluster, task=0, env=None, **kw):
 
 
 ASYNC_CASES = {"async1": (1, 1), "async2": (2, 1), "async4": (4, 1), "async2ps2": (2, 2)}
+
+
+class Async(NamedTuple):
+    examples_per_s: float
+    cpu_ms_per_step: float   # every task's CPU (all its threads) per step, over the window
+    busy: float              # the machine's cores' busy share over the window (steal is busy)
+
+
+def process_cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_busy():
+    """(busy, idle) jiffies of all cores since boot; idle includes iowait."""
+    with open("/proc/stat") as f:
+        values = [int(v) for v in f.readline().split()[1:9]]  # to steal; guest is in user
+    idle = values[3] + values[4]
+    return sum(values) - idle, idle
 
 
 def run_case(python, backend, case, seconds, env=None):
@@ -184,11 +210,17 @@ def run_case(python, backend, case, seconds, env=None):
         for w in workers:
             if w.stdout.readline().strip() != "warm":
                 raise RuntimeError(f"worker did not warm up: {_last_line(w)}")
+        ps_cpu, machine = [process_cpu_seconds(p.pid) for p in procs[:num_ps]], machine_busy()
         for w in workers:
             w.stdin.write("go\n")
             w.stdin.flush()
         reports = [json.loads(_last_line(w)) for w in workers]
-        return sum(r["steps"] * 100 / r["seconds"] for r in reports)
+        ps_cpu = sum(process_cpu_seconds(p.pid) - c for p, c in zip(procs[:num_ps], ps_cpu))
+        busy, idle = (b - a for a, b in zip(machine, machine_busy()))
+        steps = sum(r["steps"] for r in reports)
+        return Async(examples_per_s=sum(r["steps"] * 100 / r["seconds"] for r in reports),
+                     cpu_ms_per_step=(ps_cpu + sum(r["cpu_seconds"] for r in reports)) / steps * 1e3,
+                     busy=busy / (busy + idle))
     finally:
         for p in procs:
             if p.poll() is None:
@@ -270,10 +302,15 @@ def main():
         if tf_python:
             variants.append(("tensorflow", tf_python, None))
         runs = {name: [] for name, _, _ in variants}
+        costs = {name: [] for name, _, _ in variants}
         for _ in range(args.repeats):   # alternating, so that load changes hit every runtime
             for name, python, env in variants:
                 backend = "tensorflow" if name == "tensorflow" else "tfjupyter"
-                runs[name].append(run_case(python, backend, case, args.seconds, env))
+                result = run_case(python, backend, case, args.seconds, env)
+                if isinstance(result, Async):
+                    costs[name].append(result)
+                    result = result.examples_per_s
+                runs[name].append(result)
         medians = {name: statistics.median(v) for name, v in runs.items()}
         ref = medians.get("tensorflow")
         for name, values in runs.items():
@@ -292,6 +329,13 @@ def main():
                     if ref:
                         line += f" {ref / one_worker['tensorflow']:6.2f}x"
             print(line, flush=True)
+        for name, measured in costs.items():
+            if measured:
+                cpu = statistics.median(m.cpu_ms_per_step for m in measured)
+                busy = statistics.median(m.busy for m in measured)
+                print(f"  {name}: {cpu:.2f} ms CPU per step (all tasks), cores {busy:.0%} busy; "
+                      f"a bound on these cores: {os.cpu_count() * 100e3 / cpu:,.0f} ex/s",
+                      flush=True)
         if case == "fetch":
             print(f"{'fetch limit':14s} {memcpy_mib_per_s():9.1f} MiB/s (numpy copy of 64 MiB, "
                   "warm buffers)", flush=True)

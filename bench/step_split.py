@@ -25,6 +25,7 @@ import argparse
 import os
 import statistics
 import sys
+import threading
 import time
 
 import numpy as np
@@ -39,6 +40,23 @@ def _cpu_seconds(pid: int) -> float:
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _thread_cpu_seconds(pid: int) -> dict:
+    """CPU seconds per thread of a process, by Python thread name where this process knows it
+    (threads of one name summed; numbered threads folded), else as "native" (BLAS, gRPC)."""
+    names = {t.native_id: t.name.rstrip("0123456789_-").rstrip(" (") or t.name
+             for t in threading.enumerate()} if pid == os.getpid() else {}
+    totals: dict = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        name = "main" if int(tid) == pid else names.get(int(tid), "native")
+        totals[name] = totals.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return totals
 
 
 def split(step_stats, start: float, end: float) -> dict:
@@ -84,11 +102,13 @@ def main() -> int:
                 sess.run(train_op, feed)
             walls = []
             cpu0 = (_cpu_seconds(os.getpid()), _cpu_seconds(ps.pid))
+            threads0 = {role: _thread_cpu_seconds(pid) for role, pid in (("worker+client", os.getpid()), ("ps", ps.pid))}
             for _ in range(args.steps):
                 t = time.perf_counter()
                 sess.run(train_op, feed)
                 walls.append(time.perf_counter() - t)
             cpu1 = (_cpu_seconds(os.getpid()), _cpu_seconds(ps.pid))
+            threads1 = {role: _thread_cpu_seconds(pid) for role, pid in (("worker+client", os.getpid()), ("ps", ps.pid))}
             options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
             parts, traced_walls = [], []
             for i in range(20 + args.traced):
@@ -111,6 +131,10 @@ def main() -> int:
           f"ms ({args.steps} steps; {n * 100 / sum(walls):,.0f} examples/s)")
     print(f"CPU per step: worker+client {ms((cpu1[0] - cpu0[0]) / n):.2f} ms, "
           f"ps {ms((cpu1[1] - cpu0[1]) / n):.2f} ms")
+    for role in threads1:
+        spent = {name: t - threads0[role].get(name, 0.0) for name, t in threads1[role].items()}
+        busiest = sorted(((t, name) for name, t in spent.items() if t > 0), reverse=True)[:6]
+        print(f"  {role} by thread: " + ", ".join(f"{name} {ms(t / n):.2f}" for t, name in busiest))
     print(f"traced steps: median wall {ms(statistics.median(traced_walls)):.2f} ms; "
           "median of each part:")
     for key in parts[0]:

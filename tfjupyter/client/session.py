@@ -327,10 +327,8 @@ class BaseSession:
     def _apply_thread_config(self) -> None:
         n = self.config.intra_op_parallelism_threads
         if n and n > 0:
-            from threadpoolctl import threadpool_limits
-            import numba
-            threadpool_limits(limits=n)
-            numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+            from ..kernels.cpu._threads import set_intra_op_threads
+            set_intra_op_threads(n)
 
     def _print_device_mapping(self) -> None:
         described = [d for d in self.devices if d.description]

@@ -275,26 +275,21 @@ def _unregister_local_server(server: Server) -> None:
 
 
 def _limit_intra_op_threads(cluster: ClusterSpec, job: str, task: int, config) -> None:
-    """Sizes the BLAS/Numba thread pools of this task's process.
+    """Sizes the intra-op threads (BLAS, Numba, split kernels) of this task's process.
 
     ``ConfigProto(intra_op_parallelism_threads=N)`` decides when given. Otherwise, when several
     tasks of the cluster share this host (loopback addresses), they share its cores: each gets
-    its part, since oversubscribed BLAS threads spin against each other and the RPC threads
-    (measured: 3x slower steps for 3 tasks on 2 cores)."""
+    its part of the BLAS's and Numba's threads, since oversubscribed BLAS threads spin against
+    each other and the RPC threads (measured: 3x slower steps for 3 tasks on 2 cores). Big
+    kernels still split their work over all the cores (kernels/cpu/_threads.py)."""
     import os
+    from ..kernels.cpu._threads import set_intra_op_threads
     n = getattr(config, "intra_op_parallelism_threads", 0) if config is not None else 0
-    if not n:
-        if not is_loopback(cluster.task_address(job, task)):
-            return
+    if n:
+        set_intra_op_threads(n)
+    elif is_loopback(cluster.task_address(job, task)):
         local = sum(1 for _, _, a in cluster.tasks() if is_loopback(a))
-        n = max(1, (os.cpu_count() or 1) // max(1, local))
-    from threadpoolctl import threadpool_limits
-    threadpool_limits(limits=n)
-    try:
-        import numba
-        numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
-    except (ImportError, ValueError):
-        pass
+        set_intra_op_threads(max(1, (os.cpu_count() or 1) // max(1, local)), split_kernels=False)
 
 
 def _with_address(cluster: ClusterSpec, job: str, task: int, address: str) -> ClusterSpec:
