@@ -47,6 +47,7 @@ from . import image  # noqa: F401,E402  (tf.image)
 from .ops.image_ops import random_crop  # noqa: F401,E402
 from . import logging  # noqa: F401,E402  (tf.logging)
 from .ops.logging_ops import Assert, Print  # noqa: F401,E402
+from .ops.script_ops import numpy_function, py_func  # noqa: F401,E402
 from .ops.check_ops import *  # noqa: F401,F403,E402  (tf.assert_*)
 # tf.NodeDef is the protobuf class of a GraphDef's nodes (graph_def.node[i]), as in TensorFlow.
 from tensorboard.compat.proto.node_def_pb2 import NodeDef  # noqa: F401,E402
