@@ -334,25 +334,41 @@ def test_sync_replicas_hook_trains_two_workers_with_monitored_sessions(sync_clus
     """The hook path (make_session_run_hook): the chief's local init is chief_init_op."""
     cluster, (_, chief_server, worker_server) = sync_cluster
     failures, results = [], {}
+    chief_done = threading.Event()
 
     def run_worker(task, server):
+        # The non-chief trains until the chief is done, as a real one must: a worker leaving a
+        # sync job early can leave the chief waiting for a gradient that never comes (a fast
+        # worker may take two of a step's tokens, as in TensorFlow). Its steps are bounded, so
+        # that one waiting for a token when the chief stops does not wait forever.
+        chief = task == 0
         try:
             graph = tf.Graph()
             with graph.as_default():
                 with tf.device(tf.train.replica_device_setter(
                         worker_device=f"/job:worker/task:{task}", cluster=cluster)):
                     global_step, w, opt, train = _sync_model(2)
-                hooks = [tf.train.StopAtStepHook(last_step=3),
-                         opt.make_session_run_hook(is_chief=task == 0)]
+                hooks = [opt.make_session_run_hook(is_chief=chief)]
+                if chief:
+                    hooks.append(tf.train.StopAtStepHook(last_step=3))
+                bounded = tf.RunOptions(timeout_in_ms=1000)
                 with tf.train.MonitoredTrainingSession(
-                        master=server.target, is_chief=task == 0, hooks=hooks,
+                        master=server.target, is_chief=chief, hooks=hooks,
                         checkpoint_dir=None, max_wait_secs=15) as sess:
-                    while not sess.should_stop():
-                        sess.run(train)
-                with tf.Session(server.target) as sess:
-                    results[task] = sess.run([global_step, w])
+                    while not sess.should_stop() and (chief or not chief_done.is_set()):
+                        try:
+                            sess.run(train, options=None if chief else bounded)
+                        except tf.errors.DeadlineExceededError:
+                            pass
+                if chief:
+                    chief_done.set()
+                    with tf.Session(server.target) as sess:
+                        results[task] = sess.run([global_step, w])
         except Exception as e:  # reported to the main thread
             failures.append(e)
+        finally:
+            if chief:
+                chief_done.set()
 
     worker = threading.Thread(target=run_worker, args=(1, worker_server), daemon=True)
     worker.start()
