@@ -162,8 +162,9 @@ class Async(NamedTuple):
     busy: float              # the machine's cores' busy share over the window (steal is busy)
 
 
-def process_cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
+def process_cpu_seconds(pid: int, tid: int = 0) -> float:
+    """User + system CPU seconds of process ``pid`` (all its threads), or of its thread ``tid``."""
+    with open(f"/proc/{pid}/task/{tid}/stat" if tid else f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 

@@ -36,26 +36,19 @@ import distributed as bench  # noqa: E402  (its roles, model and process helpers
 _TRANSFER_OPS = ("_Send", "_Recv")
 
 
-def _cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _thread_cpu_seconds(pid: int) -> dict:
     """CPU seconds per thread of a process, by Python thread name where this process knows it
     (threads of one name summed; numbered threads folded), else as "native" (BLAS, gRPC)."""
     names = {t.native_id: t.name.rstrip("0123456789_-").rstrip(" (") or t.name
              for t in threading.enumerate()} if pid == os.getpid() else {}
     totals: dict = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
+    for tid in map(int, os.listdir(f"/proc/{pid}/task")):
         try:
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except FileNotFoundError:
+            seconds = bench.process_cpu_seconds(pid, tid)
+        except FileNotFoundError:  # the thread ended meanwhile
             continue
-        name = "main" if int(tid) == pid else names.get(int(tid), "native")
-        totals[name] = totals.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        name = "main" if tid == pid else names.get(tid, "native")
+        totals[name] = totals.get(name, 0.0) + seconds
     return totals
 
 
@@ -101,13 +94,13 @@ def main() -> int:
             for _ in range(20):
                 sess.run(train_op, feed)
             walls = []
-            cpu0 = (_cpu_seconds(os.getpid()), _cpu_seconds(ps.pid))
+            cpu0 = (bench.process_cpu_seconds(os.getpid()), bench.process_cpu_seconds(ps.pid))
             threads0 = {role: _thread_cpu_seconds(pid) for role, pid in (("worker+client", os.getpid()), ("ps", ps.pid))}
             for _ in range(args.steps):
                 t = time.perf_counter()
                 sess.run(train_op, feed)
                 walls.append(time.perf_counter() - t)
-            cpu1 = (_cpu_seconds(os.getpid()), _cpu_seconds(ps.pid))
+            cpu1 = (bench.process_cpu_seconds(os.getpid()), bench.process_cpu_seconds(ps.pid))
             threads1 = {role: _thread_cpu_seconds(pid) for role, pid in (("worker+client", os.getpid()), ("ps", ps.pid))}
             options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
             parts, traced_walls = [], []

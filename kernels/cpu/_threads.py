@@ -87,12 +87,12 @@ class _Workers:
     def _get_pool(self) -> ThreadPoolExecutor:
         with self._lock:
             # A forked child inherits the pool but not its threads.
-            if (self._pool is None or self._pool_pid != os.getpid()
-                    or self._pool_size != self.count - 1):
+            size = max(1, self.count - 1)   # the caller's thread takes one part itself
+            if self._pool is None or self._pool_pid != os.getpid() or self._pool_size != size:
                 if self._pool is not None and self._pool_pid == os.getpid():
-                    self._pool.shutdown(wait=False)
-                self._pool_size = max(1, self.count - 1)
-                self._pool = ThreadPoolExecutor(self._pool_size, thread_name_prefix="nn_kernels")
+                    self._pool.shutdown(wait=False)   # set_intra_op_threads resized it
+                self._pool_size = size
+                self._pool = ThreadPoolExecutor(size, thread_name_prefix="nn_kernels")
                 self._pool_pid = os.getpid()
             return self._pool
 

@@ -42,9 +42,7 @@ def _result(value) -> np.ndarray:
     out = np.asarray(value, order="C")
     if out.dtype.kind in "SU":  # numpy's fixed-width strings: TensorFlow's are bytes objects
         flat = [x.encode("utf-8") if isinstance(x, str) else bytes(x) for x in out.ravel().tolist()]
-        converted = np.empty(out.shape, dtype=object)
-        converted.ravel()[:] = flat if flat else []
-        return converted
+        return np.array(flat, dtype=object).reshape(out.shape)
     return out
 
 
