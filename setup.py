@@ -98,18 +98,25 @@ setup(
         "grpcio>=1.60",
         "threadpoolctl>=3.1",
         "ipython>=8.0",
+        "ipykernel>=6.5",  # dashboards pump on its IOPub thread; clusters name their kernel
         "ipyparallel>=8.6",  # clusters: its launchers start the engines that serve the tasks
+        "scipy>=1.9",  # its BLAS is the one Numba's np.dot calls (intra-op thread limits)
+        "tornado>=6.1",  # the server extension's handlers, the dashboard's pump
+        "jupyter_core>=5.0",  # the cluster registry's default folder (the runtime dir)
         "psutil>=5.9",
         "pillow>=9",  # tf.image.decode_jpeg / decode_png
         # Live dashboards: Bokeh figures in an ipywidget (jupyter_bokeh 4 is the front end for
         # JupyterLab 4 and Notebook 7).
         "bokeh>=3.4",
-        "jupyter_bokeh>=4.0",
+        "jupyter_bokeh>=4.0,<5",  # tfjupyter/widgets/bokeh_model.py adapts its internals
         "ipywidgets>=8.0",
         # The lab extension (graph view, cluster panel) and its server extension. It is built
         # against JupyterLab 4.6 (@jupyterlab/* ^4.6 in labextension/package.json), whose
         # shared packages an older JupyterLab does not provide.
         "jupyterlab>=4.6,<5",
+        # Notebook 7 runs the same extension (graph view, dashboards, magics); 7.6 is the first
+        # whose front end shares JupyterLab 4.6's packages.
+        "notebook>=7.6,<8",
         "jupyter_server>=2.0",
     ],
     extras_require={

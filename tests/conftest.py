@@ -8,7 +8,7 @@ import tfjupyter as tf
 
 # The browser tests' session-wide JupyterLab server and their Chromium (tests/lab.py):
 # registered here, once for every module that uses them.
-from lab import _session_lab, chromium_browser  # noqa: E402,F401 (fixtures)
+from lab import _session_lab, chromium_browser, needs_chromium  # noqa: E402,F401 (fixtures)
 
 # Clusters the tests start register themselves (tfjupyter/cluster/registry.py): in a directory
 # of this run, not in the user's Jupyter runtime directory.

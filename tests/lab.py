@@ -26,8 +26,8 @@ imported them itself would get copies of its own.
     JUPYTER_CONFIG_DIR, JUPYTER_RUNTIME_DIR, IPYTHONDIR, TFJUPYTER_TOKEN_DIR,
     JUPYTERLAB_SETTINGS_DIR and JUPYTERLAB_WORKSPACES_DIR. JUPYTER_DATA_DIR is left
     alone, so the lab extensions and kernel specs installed with the Python packages
-    (ipywidgets, jupyter_bokeh) are found. Its environment has TFJUPYTER_BOKEHJS=inline:
-    the browser has no network, so dashboards put BokehJS into the page. A start takes
+    (ipywidgets, jupyter_bokeh) are found. No tfjupyter variable is set: dashboards load
+    BokehJS from the server, as a user's would. A start takes
     seconds (about 10 on a loaded two-core machine), so one server serves the whole
     session: the browser test modules share it and its root dir (use distinct notebook
     names). The kernels a module starts live until the module ends unless a test calls
@@ -36,6 +36,10 @@ imported them itself would get copies of its own.
     error of the module's teardown. At the end of the session the server is stopped
     (SIGTERM, then SIGKILL), with the same check. For a server per test, write a
     fixture that does ``with start_lab(tmp_path) as lab: yield lab``.
+``jupyter_notebook`` (module scope) -> :class:`Lab`
+    A Notebook 7 server (``start_lab(app="notebook")``, ``python -m notebook``) with the
+    same environment; the helpers work in it too (it exposes window.jupyterapp, and
+    :func:`open_notebook` opens /notebooks/<name>).
 ``chromium_browser`` (session scope)
     Playwright's Chromium started from /usr/bin/chromium (Playwright cannot download
     its own browser here), shared by the browser test modules.
@@ -45,7 +49,8 @@ imported them itself would get copies of its own.
     opened still sees the kernel's socket) and console errors. Closed at teardown.
 
 Without /usr/bin/chromium, playwright or jupyterlab, ``requires_chromium`` skips
-(the reason names what is missing), and so do the fixtures.
+(the reason names what is missing), and so do the fixtures; under
+``TFJUPYTER_TEST_SYSTEM_PROGRAMS=require`` (``.ci/run``) they fail instead.
 
 How the helpers drive JupyterLab
 --------------------------------
@@ -96,6 +101,9 @@ from typing import Any, Iterator
 
 import pytest
 
+from offline import Offline
+from system_programs import missing_executables, need
+
 CHROMIUM = "/usr/bin/chromium"
 VIEWPORT = {"width": 1400, "height": 1000}
 LAB_START_TIMEOUT = 60.0
@@ -103,24 +111,35 @@ LAB_START_TIMEOUT = 60.0
 
 # ----------------------------------------------------------------------------- availability
 
-def chromium_skip_reason() -> str | None:
-    """Why browser tests cannot run here, or None when they can (imports nothing: importing
-    jupyterlab alone takes seconds)."""
-    missing = []
-    if not os.access(CHROMIUM, os.X_OK):
-        missing.append(f"{CHROMIUM} (apt-get install chromium)")
+def _missing_for_browser_tests() -> list:
+    """What browser tests lack here (imports nothing: importing jupyterlab alone takes
+    seconds)."""
+    missing = missing_executables([CHROMIUM])
     for module in ("playwright", "jupyterlab"):
         if importlib.util.find_spec(module) is None:
             missing.append(f"the Python package {module}")
+    return missing
+
+
+def chromium_skip_reason() -> str | None:
+    """Why browser tests cannot run here, or None when they can."""
+    missing = _missing_for_browser_tests()
     return "browser tests need " + " and ".join(missing) if missing else None
 
 
-def chromium_available() -> bool:
-    return chromium_skip_reason() is None
+def _skip_without_chromium() -> None:
+    need("browser tests", _missing_for_browser_tests(),
+         "apt-get install chromium; pip install -e '.[test]'")
 
 
-requires_chromium = pytest.mark.skipif(not chromium_available(),
-                                       reason=chromium_skip_reason() or "")
+@pytest.fixture
+def needs_chromium() -> None:
+    _skip_without_chromium()
+
+
+# A module mark (``pytestmark = requires_chromium``): skips each test, naming what is missing,
+# or fails it under TFJUPYTER_TEST_SYSTEM_PROGRAMS=require (system_programs.py).
+requires_chromium = pytest.mark.usefixtures("needs_chromium")
 
 
 # ----------------------------------------------------------------------------- the server
@@ -135,6 +154,8 @@ class Lab:
     log_path: Path                # the server's stdout and stderr
     proc: subprocess.Popen
     env: dict = field(repr=False)
+    app: str = "lab"              # the front end: a key of FRONT_ENDS
+
 
     def url(self, path: str = "", **query: str) -> str:
         """Absolute URL of ``path`` (relative to base_url) with ``?token=...`` added."""
@@ -196,6 +217,11 @@ def _write_settings(settings_dir: Path, settings: dict[str, dict]) -> None:
         target.write_text(json.dumps(values))
 
 
+# The front ends start_lab can run: their Python module and the traitlets class that holds
+# expose_app_in_browser. Both serve the same lab extensions; Notebook 7 opens a notebook at
+# /notebooks/<path>, JupyterLab in a workspace.
+FRONT_ENDS = {"lab": ("jupyterlab", "LabApp"), "notebook": ("notebook", "JupyterNotebookApp")}
+
 DEFAULT_SETTINGS = {
     "@jupyterlab/apputils-extension:notification": {"checkForUpdates": False,
                                                      "fetchNews": "false"},
@@ -209,8 +235,9 @@ DEFAULT_SETTINGS = {
 def start_lab(tmp_dir: Path, settings: dict[str, dict] | None = None,
               extra_args: tuple[str, ...] = (), expose_app: bool = True,
               timeout: float = LAB_START_TIMEOUT,
-              env: dict[str, str] | None = None) -> Iterator[Lab]:
-    """Run a JupyterLab server under ``tmp_dir`` (its root is ``tmp_dir/root``).
+              env: dict[str, str] | None = None, app: str = "lab") -> Iterator[Lab]:
+    """Run a JupyterLab server under ``tmp_dir`` (its root is ``tmp_dir/root``); with
+    ``app="notebook"`` a Notebook 7 server (``jupyter notebook``) instead.
 
     ``settings`` ({"pkg:plugin": {...}}) is merged over DEFAULT_SETTINGS; ``extra_args``
     go to the command line (do not repeat an option given here: traitlets then sees a
@@ -223,6 +250,9 @@ def start_lab(tmp_dir: Path, settings: dict[str, dict] | None = None,
     """
     import psutil
 
+    if app not in FRONT_ENDS:
+        raise ValueError(f"start_lab: app must be one of {sorted(FRONT_ENDS)}, not {app!r}")
+    module, app_class = FRONT_ENDS[app]
     tmp_dir = Path(tmp_dir)
     root = tmp_dir / "root"
     dirs = {name: tmp_dir / name for name in ("config", "runtime", "ipython", "tokens",
@@ -245,11 +275,12 @@ def start_lab(tmp_dir: Path, settings: dict[str, dict] | None = None,
     log_path = tmp_dir / "lab.log"
     for attempt in range(3):          # the free port may be taken before the server binds it
         port = _free_port()
-        cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
+        cmd = [sys.executable, "-m", module, "--no-browser", "--ip=127.0.0.1",
                f"--port={port}", "--ServerApp.port_retries=0",
                f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-               f"--LabApp.expose_app_in_browser={expose_app}",
-               "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+               f"--{app_class}.expose_app_in_browser={expose_app}",
+               *(["--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+                 if app == "lab" else []),
                *extra_args]
         if os.geteuid() == 0:
             cmd.append("--allow-root")
@@ -260,7 +291,7 @@ def start_lab(tmp_dir: Path, settings: dict[str, dict] | None = None,
                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     start_new_session=True)
         lab = Lab(base_url=f"http://127.0.0.1:{port}/", token=token, root_dir=root,
-                  log_path=log_path, proc=proc, env=env)
+                  log_path=log_path, proc=proc, env=env, app=app)
         try:
             _wait_for_server(lab, timeout)
             break
@@ -342,17 +373,15 @@ def _kill_lingering(children: list, psutil, outlived: str) -> None:
 
 # ----------------------------------------------------------------------------- fixtures
 
-def _skip_without_chromium() -> None:
-    reason = chromium_skip_reason()
-    if reason:
-        pytest.skip(reason)
+# The environment the test servers add for their kernels: no TFJUPYTER_BOKEHJS, so dashboards
+# load BokehJS from the server, the default (the browser has no network).
+SERVER_ENV: dict = {}
 
 
 @pytest.fixture(scope="session")
 def _session_lab(tmp_path_factory) -> Iterator[Lab]:
     _skip_without_chromium()
-    with start_lab(tmp_path_factory.mktemp("jupyter_lab"),
-                   env={"TFJUPYTER_BOKEHJS": "inline"}) as lab:
+    with start_lab(tmp_path_factory.mktemp("jupyter_lab"), env=SERVER_ENV) as lab:
         yield lab
 
 
@@ -361,6 +390,16 @@ def jupyter_lab(_session_lab) -> Iterator[Lab]:
     """The session's JupyterLab server; the kernels of the module end with it (module doc)."""
     yield _session_lab
     _end_kernels(_session_lab)
+
+
+@pytest.fixture(scope="module")
+def jupyter_notebook(tmp_path_factory) -> Iterator[Lab]:
+    """A Notebook 7 server (``jupyter notebook``) of the module's own, with the environment of
+    the session's JupyterLab; stopped with its kernels when the module ends."""
+    _skip_without_chromium()
+    with start_lab(tmp_path_factory.mktemp("jupyter_notebook"), env=SERVER_ENV,
+                   app="notebook") as lab:
+        yield lab
 
 
 @pytest.fixture(scope="module")
@@ -381,9 +420,13 @@ def chromium_browser():
 
 @pytest.fixture
 def browser_page(chromium_browser):
-    """A fresh page (own context, viewport 1400x1000) that records websockets and errors."""
+    """A fresh page (own context, viewport 1400x1000) that records websockets and errors, and
+    reaches only 127.0.0.1 (``page.offline``): a test cannot pass by loading something from
+    the internet, as a browser on an air-gapped cluster could not."""
     context = chromium_browser.new_context(viewport=VIEWPORT)
+    offline = Offline(context)
     page = context.new_page()
+    page.offline = offline
     track_page(page)
     try:
         yield page
@@ -532,7 +575,8 @@ def notebook_state(page, name: str | None = None) -> dict:
 
 def open_notebook(page, lab: Lab, name: str, timeout: float = 60.0,
                   start_kernel: bool = True) -> None:
-    """Open ``name`` (relative to lab.root_dir) in a fresh workspace; wait for an idle kernel.
+    """Open ``name`` (relative to lab.root_dir) in a fresh workspace (in Notebook 7: at
+    /notebooks/<name>); wait for an idle kernel.
 
     With ``start_kernel`` the kernel named in the notebook's metadata is started through
     the REST API (POST /api/sessions) before the page loads, so that both happen at
@@ -546,8 +590,11 @@ def open_notebook(page, lab: Lab, name: str, timeout: float = 60.0,
     if start_kernel:
         _start_session(lab, name)
     quoted = "/".join(urllib.parse.quote(p) for p in name.split("/"))
-    page.goto(lab.url(f"lab/workspaces/tfj-{secrets.token_hex(4)}/tree/{quoted}"),
-              timeout=timeout * 1000)
+    if lab.app == "notebook":
+        path = f"notebooks/{quoted}"
+    else:
+        path = f"lab/workspaces/tfj-{secrets.token_hex(4)}/tree/{quoted}"
+    page.goto(lab.url(path), timeout=timeout * 1000)
     deadline = time.monotonic() + timeout
     state: dict = {}
     while time.monotonic() < deadline:

@@ -15,8 +15,8 @@ it, import it into the test module: ``from sshd import ssh_server  # noqa: F401`
 For a server per module or session, write a fixture that does
 ``with SshServer(tmp_path_factory.mktemp("sshd")) as srv: yield srv``.
 If ``/usr/sbin/sshd``, ``ssh-keygen``, ``ssh`` or ``scp`` is missing, the fixture
-skips when you are not root and fails when you are root (``.ci/run`` installs
-openssh-server as root, so CI must have it).
+skips, naming them, or fails where ``TFJUPYTER_TEST_SYSTEM_PROGRAMS=require`` (as
+``.ci/run`` sets it): see system_programs.py.
 
 How a remote session sees the environment
 -----------------------------------------
@@ -122,14 +122,14 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional
 
+from system_programs import missing_executables, need
+
 SSHD = "/usr/sbin/sshd"
 TAG_VAR = "TFJUPYTER_SSHD_TAG"
 
 
 def missing_tools() -> List[str]:
-    missing = [] if os.access(SSHD, os.X_OK) else [SSHD]
-    missing += [t for t in ("ssh-keygen", "ssh", "scp") if shutil.which(t) is None]
-    return missing
+    return missing_executables([SSHD, "ssh-keygen", "ssh", "scp"])
 
 
 def _free_port() -> int:
@@ -289,15 +289,8 @@ class SshServer:
         self.config.write_text("\n".join(lines) + "\n")
 
     def start(self) -> "SshServer":
-        missing = missing_tools()
-        if missing:
-            import pytest
-
-            msg = f"OpenSSH tools missing: {', '.join(missing)}"
-            if os.getuid() != 0:
-                pytest.skip(msg + " (install openssh-server openssh-client)")
-            pytest.fail(msg + ": running as root, so .ci/run should have installed "
-                        "openssh-server (apt-get install openssh-server)", pytrace=False)
+        need("tests with a real OpenSSH server", missing_tools(),
+             "apt-get install openssh-server openssh-client")
         self.dir.mkdir(parents=True, exist_ok=True)
         try:
             if self.multiplex and self.control_dir is None:

@@ -163,9 +163,18 @@ def test_no_block_runs_report_errors_at_wait_and_can_be_interrupted(cluster, cap
     assert cluster.run("1 + 1", tasks=[0])  # the engine is usable again
 
 
+def test_wait_leaves_out_the_runs_whose_result_was_taken(cluster):
+    taken = cluster.run("raise ValueError('seen already')", tasks=[1], block=False)
+    with pytest.raises(TaskError, match="seen already"):
+        taken.result(30)
+    cluster.run(abs, -3, job="ps", block=False)
+    assert cluster.wait(30) == {"ps:0": 3}   # and no second report of worker:1's error
+    assert cluster.wait(30) == {} and cluster.busy_tasks() == set()
+
+
 def test_stop_leaves_no_process(cluster):
     pids = [t.pid for t in cluster.tasks]
-    controller = cluster._ipp.controller.pid
+    controller = cluster.ipyparallel_cluster.controller.pid
     cluster.stop()
     _assert_no_processes_left(pids + [controller])
     with pytest.raises(ClusterError, match="stopped"):
@@ -194,7 +203,7 @@ def test_a_killed_worker_shows_dead_and_sync_training_goes_on(ipython_dir, capsy
         assert set(info.value.failures) == {"worker:2"}, str(info.value)
         accuracies = _accuracies(capsys.readouterr().out)
         assert accuracies["worker:0"] >= 0.9 and accuracies["worker:1"] >= 0.9, accuracies
-        controller = cluster._ipp.controller.pid
+        controller = cluster.ipyparallel_cluster.controller.pid
     _assert_no_processes_left(pids + [controller], before)
 
 

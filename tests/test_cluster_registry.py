@@ -271,7 +271,7 @@ def test_letting_go_after_a_panel_stop_reaps_what_of_the_cluster_is_left_here(re
         with pytest.raises(ClusterError, match="stopped from JupyterLab's cluster panel"):
             cluster.select()
         leftover.wait(timeout=20)                      # reaped by then, not by the finally
-        assert cluster._ipp.shutdown_atexit is False and registry.read(cluster.id) is None
+        assert cluster.ipyparallel_cluster.shutdown_atexit is False and registry.read(cluster.id) is None
     finally:
         if leftover.poll() is None:
             leftover.kill()

@@ -301,8 +301,8 @@ def test_cond_and_while_in_a_cluster(token_env):
             assert sess.run(bump, {p: True}) == 1.0 and sess.run(bump, {p: False}) == 1.0
             assert sess.run(count) == 1.0
             while_op = next(o for o in tf.get_default_graph().get_operations() if o.type == "While")
-            assert "/job:worker/" in sess._placer.assigned[while_op].name
-            assert "/job:ps/" in sess._placer.assigned[bump.op].name
+            assert "/job:worker/" in sess.placer.assigned[while_op].name
+            assert "/job:ps/" in sess.placer.assigned[bump.op].name
     finally:
         for server in servers:
             server.stop()

@@ -14,11 +14,12 @@ import tfjupyter as tf  # noqa: E402
 import tfjupyter.lab as tfj_lab  # noqa: E402
 from tfjupyter.cluster import cluster as cluster_module  # noqa: E402
 from tfjupyter.distributed.telemetry import TaskStatus, TelemetryEvent  # noqa: E402
+from tfjupyter.framework.device import short_device, short_task  # noqa: E402
 from tfjupyter.runtime import events  # noqa: E402
 from tfjupyter.widgets import Dashboard, DashboardHook  # noqa: E402
-from tfjupyter.widgets.feed import TOTAL, Feed, TaskRow, short_device  # noqa: E402
+from tfjupyter.widgets.feed import TOTAL, Feed, TaskRow  # noqa: E402
 from tfjupyter.widgets.panels import Panels  # noqa: E402
-from tfjupyter.widgets.sources import ClusterSource, short_task  # noqa: E402
+from tfjupyter.widgets.sources import ClusterSource  # noqa: E402
 
 
 class FakeClock:
@@ -297,10 +298,12 @@ def test_bad_arguments_name_the_argument():
 class RecordedWatcher:
     """A telemetry Watcher replaying recorded events (the real one's callback interface)."""
 
-    def __init__(self, statuses):
+    def __init__(self, statuses, last_reading=()):
         self.statuses = statuses
         self.callbacks = []
         self.closed = False
+        self.last_reading = list(last_reading)   # (status, event) pairs a flush() brings
+        self.flushes = 0
 
     def add_callback(self, fn):
         self.callbacks.append(fn)
@@ -313,6 +316,13 @@ class RecordedWatcher:
 
     def close(self):
         self.closed = True
+
+    def flush(self, timeout=3.0):
+        self.flushes += 1
+        for status, event in self.last_reading:
+            self.statuses[status.task] = status
+            self.play(event)
+        return True
 
     def play(self, event):
         for fn in self.callbacks:
@@ -413,6 +423,21 @@ def test_cluster_dashboard_follows_that_serving_cluster_only(monkeypatch):
         tfj_lab.cluster_dashboard("gone")
 
 
+def test_a_closing_dashboard_takes_a_last_reading_of_every_task():
+    # The polls in flight can be seconds old on a loaded host: without a last reading, the
+    # final snapshot showed the ps's global step tens of steps behind the workers'.
+    ps = "/job:ps/replica:0/task:0"
+    final = _status(ps, step=200)
+    watcher = RecordedWatcher({ps: _status(ps, step=130)},
+                              last_reading=[(final, TelemetryEvent(ps, "health", 9.0, {}))])
+    dash = Dashboard(watcher, trace_every=0)
+    dash._pump_once(final=True)
+    assert [r.global_step for r in dash.feed.rows()] == [130]
+    dash.close()
+    assert watcher.flushes == 1
+    assert [(r.task, r.global_step) for r in dash.feed.rows()] == [("ps:0", 200)]
+
+
 # -- the static snapshot ---------------------------------------------------------------------------
 def test_snapshot_html_carries_the_final_data_tables_and_a_loader():
     dash = Dashboard(RecordedWatcher({}), trace_every=0)
@@ -440,20 +465,26 @@ def test_snapshot_html_carries_the_final_data_tables_and_a_loader():
     assert "<td style='text-align:left;padding:0 8px'>dead</td>" in page
     assert "Scalar summaries (last value)" in page and "0.51" in page
     assert "Placement (1 ops soft-placed)" in page
-    assert "Bokeh.embed.embed_items" in page and "cdn.bokeh.org" in page
+    assert "Bokeh.embed.embed_items" in page and "cdn.bokeh.org" in page   # exports: the CDN
+    assert "tfjupyter/static/bokeh/" in page                 # a live page: its Jupyter server
     assert f"tfjupyter-live-{dash.id}" in page   # folds beside the live widget
 
 
-def test_save_writes_a_standalone_page(tmp_path):
+def test_save_writes_a_standalone_page(tmp_path, monkeypatch):
     dash = Dashboard(RecordedWatcher({}), trace_every=0)
     try:
         dash.feed.on_step("worker:0", 1.0, 0.1, 10, 1)
         dash._pump_once(final=True)
+        monkeypatch.delenv("TFJUPYTER_BOKEHJS", raising=False)
         path = dash.save(str(tmp_path / "dash.html"))
+        monkeypatch.setenv("TFJUPYTER_BOKEHJS", "inline")   # a page that needs no network
+        inline = open(dash.save(str(tmp_path / "inline.html"))).read()
     finally:
         dash.close()
     page = open(path).read()
     assert page.startswith("<!DOCTYPE html>") and "worker:0" in page
+    assert "src=\"https://cdn.bokeh.org/bokeh/release/bokeh-" in page
+    assert "cdn.bokeh.org" not in inline and len(inline) > len(page) + 1_000_000
 
 
 def test_events_from_many_threads_are_all_counted():

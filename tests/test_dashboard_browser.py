@@ -1,6 +1,6 @@
-"""notebooks/dashboard.ipynb in a real JupyterLab in Chromium: the dashboards render, update
-while training runs, list the soft-placed ops, and the saved notebook exports with its static
-snapshots.
+"""notebooks/dashboard.ipynb in a real JupyterLab in a Chromium that reaches nothing but the lab:
+the dashboards render (BokehJS from the Jupyter server), update while training runs, list the
+soft-placed ops, and the saved notebook exports with its static snapshots.
 
 Set TFJUPYTER_DOCS_SCREENSHOT=docs/dashboard.png to also write the README's picture.
 """
@@ -12,7 +12,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from bokeh.resources import CDN
 
+from dashboard_figures import figure_png
 from notebook_util import without_outputs
 from lab import (browser_page, jupyter_lab,  # noqa: F401 (fixtures)
                  open_notebook, requires_chromium, run_all, save, shot, wait_idle,
@@ -36,21 +38,29 @@ def _shot_whole(page, element, path) -> None:
         page.set_viewport_size(size)
 
 
-def _figure_png(page, index: int):
-    """A screenshot of the figure, or None when the page is too busy to take one in 10 s (on a
-    loaded machine, while the figure keeps redrawing): a missed look, not a failure."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-    try:
-        return page.locator(f"{DASHBOARD} .bk-Figure").nth(index).screenshot(timeout=10_000)
-    except PlaywrightTimeout:
-        return None
+def _serve_the_cdn_locally(page) -> list:
+    """Answers the page's requests for Bokeh's CDN files with the installed bokeh's own files;
+    returns the list of CDN URLs asked for, in order."""
+    import bokeh
+    static = Path(bokeh.__file__).parent / "server" / "static" / "js"
+    asked = []
+
+    def answer(route):
+        url = route.request.url
+        asked.append(url)
+        name = url.rsplit("/", 1)[1].replace(f"-{bokeh.__version__}", "")
+        route.fulfill(status=200, content_type="application/javascript",
+                      body=(static / name).read_bytes())
+
+    page.route("https://cdn.bokeh.org/**", answer)
+    return asked
 
 
 @pytest.mark.timeout(420)
 def test_dashboard_notebook_in_jupyterlab(jupyter_lab, browser_page, tmp_path):  # noqa: F811
-    # The lab's kernels have TFJUPYTER_BOKEHJS=inline: the browser has no network, so the
-    # dashboards put BokehJS into the page rather than load it from the CDN.
+    # The browser reaches nothing but the lab; the dashboards load BokehJS from its server.
     lab, page = jupyter_lab, browser_page
+    offline = page.offline   # every request outside 127.0.0.1 fails (lab.browser_page)
     notebook = without_outputs(nbformat.read(NOTEBOOK, as_version=4))
     nbformat.write(notebook, lab.root_dir / NOTEBOOK.name)
     open_notebook(page, lab, NOTEBOOK.name)
@@ -64,7 +74,7 @@ def test_dashboard_notebook_in_jupyterlab(jupyter_lab, browser_page, tmp_path): 
     # While the four towers train, the examples/s figure keeps changing.
     frames, missed, start = [], 0, time.monotonic()
     while time.monotonic() - start < 90:
-        frame = _figure_png(page, 0)
+        frame = figure_png(page, DASHBOARD, 0)   # examples/s, the first of the top row
         if frame is None:
             missed += 1
         else:
@@ -129,11 +139,14 @@ def test_dashboard_notebook_in_jupyterlab(jupyter_lab, browser_page, tmp_path): 
     exported = tmp_path / "dashboard.html"
     exported.write_text(body)
 
-    # Opened without a kernel, the export draws the snapshots' figures (BokehJS came inline).
-    page.route("http*://**", lambda route: route.abort())   # no network, as for many viewers
+    # Opened without a kernel or a Jupyter server, the export draws the snapshots' figures
+    # with BokehJS from Bokeh's CDN: here, the installed bokeh's files answer for the CDN.
+    cdn = _serve_the_cdn_locally(page)
     page.goto(exported.as_uri())
     snapshot = page.locator(".tfjupyter-dashboard-snapshot")
     snapshot.nth(1).locator(".bk-Figure canvas").first.wait_for(timeout=30_000)
+    assert cdn == CDN.js_files, cdn
+    assert not [u for u in offline.blocked if "bokeh" in u], offline.blocked
     assert snapshot.nth(0).locator(".bk-Figure").count() >= 5
     shot(snapshot.nth(1), tmp_path / "exported-snapshot.png")
     print(f"\nPATCH-DOC updates during the local run: {patches.count} at {rate:.1f}/s; "

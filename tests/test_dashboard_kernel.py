@@ -69,9 +69,9 @@ def execute(kc, code, timeout=120):
 def test_updates_flow_from_the_iopub_thread_while_the_cell_trains(kernel):
     _, messages, _ = execute(kernel, "%load_ext tfjupyter\n%tf_dashboard --local --trace-every 50")
     displays = [m["content"] for m in messages if m["msg_type"] == "display_data"]
-    # BokehJS first (jupyter_bokeh's views need it in the page), then the widget, then the
-    # placeholder the snapshot will replace.
-    assert "application/vnd.bokehjs_load.v0+json" in displays[0]["data"]
+    # BokehJS first (jupyter_bokeh's views need it in the page): the loader of the Jupyter
+    # server's, then the widget, then the placeholder the snapshot will replace.
+    assert "tfjupyter/static/bokeh/" in displays[0]["data"]["text/html"]
     assert "application/vnd.jupyter.widget-view+json" in displays[-2]["data"]
     placeholder = displays[-1]["transient"]["display_id"]
     execute(kernel, TRAIN)

@@ -12,6 +12,7 @@ from tfjupyter.distributed import protocol_pb2 as pb
 from tfjupyter.distributed.auth import TOKEN_METADATA_KEY
 
 from cluster_util import TOKEN, TaskProcesses, loopback_cluster, token_env  # noqa: F401
+from system_programs import need_executables
 
 
 @pytest.fixture
@@ -383,9 +384,9 @@ def test_sync_training_with_a_backup_survives_a_killed_worker(token_env):
         assert r["global_step"] >= 300 and r["accuracy"] >= 0.9
 
 
-@pytest.mark.skipif(not __import__("shutil").which("openssl"), reason="needs the openssl command")
 def test_tls_when_certificates_are_given(tmp_path, monkeypatch):
     import subprocess
+    need_executables("the TLS test", ["openssl"], "apt-get install openssl")
     key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
                     "-out", str(cert), "-days", "1", "-subj", "/CN=localhost",

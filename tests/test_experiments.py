@@ -6,6 +6,7 @@ import os
 import signal
 import sys
 import time
+import types
 
 import numpy as np
 import pytest
@@ -297,6 +298,58 @@ def test_magics_record_the_cells_that_ran(ip, tmp_path):
     comparison = cell(ip, f"%tf_experiment compare cells cells --dir {tmp_path} "
                           "--metric accuracy --target 0.2")
     assert [r["step to accuracy >= 0.2"] for r in comparison.table.rows()] == [2, 2]
+
+
+def test_a_with_experiment_cell_records_its_own_code(ip):
+    code = ("with tf.experiments.Experiment('inline', dir=DIR, cluster=False) as e:\n"
+            "    parts = build()\n")
+    cell(ip, code)
+    record = ip.user_ns["e"].record
+    assert [(c["code"], c["success"]) for c in record.cells] == [(code, None)]
+
+
+def test_cells_come_from_the_cell_events_whatever_the_execution_counter_says(tmp_path):
+    """pre_run_cell's info is the running cell; post_run_cell's result (same info) its end and
+    number: the capture never reads the shell's counter or history (whose meaning differs
+    between IPython 8 and 9)."""
+    from IPython.core.events import EventManager, available_events
+    from tfjupyter.experiments.cells import CellCapture, watch_cells
+    from tfjupyter.experiments.record import read_cells
+    class Shell:
+        execution_count = "not a number"
+    shell = Shell()
+    shell.events = EventManager(shell, available_events)
+
+    def begin(code):
+        info = types.SimpleNamespace(raw_cell=code)
+        shell.events.trigger("pre_run_cell", info)
+        return info
+
+    def finish(info, number, error=None):
+        shell.events.trigger("post_run_cell", types.SimpleNamespace(
+            info=info, execution_count=number, success=error is None, error_in_exec=error,
+            error_before_exec=None))
+
+    watch_cells(shell)
+    finish(begin("import tfjupyter"), 1)
+    start = begin("%tf_experiment start a")
+    capture = CellCapture(shell, str(tmp_path))
+    capture.start()
+    assert [c["code"] for c in read_cells(str(tmp_path))] == ["%tf_experiment start a"]
+    finish(start, 2)
+    finish(types.SimpleNamespace(raw_cell=""), 3)            # an empty cell: no pre_run_cell
+    outer = begin("run_inner()")
+    finish(begin("inner"), 4)                                # a cell run by a cell
+    finish(outer, 5, ZeroDivisionError("division by zero"))
+    end = begin("%tf_experiment end")
+    capture.stop()
+    finish(end, 6)                                           # after the record stopped
+    capture.close()
+    cells = [(c["code"], c["execution_count"], c["success"], c["error"])
+             for c in read_cells(str(tmp_path))]
+    assert cells == [("%tf_experiment start a", 2, True, None), ("inner", 4, True, None),
+                     ("run_inner()", 5, False, "ZeroDivisionError: division by zero"),
+                     ("%tf_experiment end", None, None, None)]
 
 
 def test_magic_errors_are_usage_errors(ip, tmp_path):

@@ -93,9 +93,6 @@ def _cmdline(process) -> list:
 def test_graph_view_and_cluster_panel(jupyter_lab, browser_page, tmp_path):
     page = browser_page
     nb = without_outputs(nbformat.read(NOTEBOOK, as_version=4))
-    # The browser has no network: the dashboard's BokehJS goes into the page inline.
-    nb.cells.append(nbformat.v4.new_code_cell("import os\nos.environ['TFJUPYTER_BOKEHJS'] = "
-                                              "'inline'"))
     nb.cells.append(nbformat.v4.new_code_cell("%tf_cluster start --ps 1 --workers 1"))
     nb.cells.append(nbformat.v4.new_code_cell("%tf_cluster status"))
     nbformat.write(nb, jupyter_lab.root_dir / "placement.ipynb")

@@ -1,4 +1,5 @@
-"""The cluster panel's REST API (tfjupyter.lab.server) in a real Jupyter server (pytest-jupyter).
+"""The server extension (tfjupyter.lab.server) in a real Jupyter server (pytest-jupyter): the
+cluster panel's REST API, the dashboards' BokehJS, and its stop at server exit.
 
 The registry is a temporary directory. Clusters are in-process ``tf.train.Server``s on loopback
 (the entries written by the test, pointing at them), and one real ipyparallel cluster started
@@ -64,8 +65,7 @@ def api(jp_fetch, jp_asyncio_loop, jp_serverapp, registry_dir):
             tokens = {TOKEN} | {entry["token"] for entry in registry.entries()}
             assert not [t for t in tokens if t in text], f"a cluster token in {method} {parts}"
         return response.code, json.loads(text) if text else None
-    yield call
-    server._unload_jupyter_server_extension(jp_serverapp)
+    return call   # pytest-jupyter's jp_server_cleanup stops the server, and so the extension
 
 
 @pytest.fixture
@@ -252,14 +252,19 @@ def test_the_servers_watchers_keep_no_backlog_of_events(api, cleanup, jp_servera
         telemetry.watch(spec, max_events=0)
 
 
-def test_unloading_the_extension_closes_its_watchers_and_pool(api, cleanup, jp_serverapp):
+def test_the_extension_is_an_extension_app_that_closes_its_monitor_at_server_exit(
+        api, cleanup, jp_serverapp, jp_asyncio_loop):
+    (app,) = jp_serverapp.extension_manager.extension_apps["tfjupyter.lab"]
+    assert isinstance(app, server.TfjupyterExtension)
     monitor = jp_serverapp.web_app.settings[SETTINGS_KEY]
+    assert app.monitor is monitor
     spec, servers = two_phase_cluster(cleanup, ("ps",))
     registry.write(_entry("a", servers))
     assert api("GET")[0] == 200
     watcher = monitor._watches["a"].watcher
     t0 = time.monotonic()
-    server._unload_jupyter_server_extension(jp_serverapp)
+    # What the server runs at exit (ServerApp._cleanup -> cleanup_extensions).
+    jp_asyncio_loop.run_until_complete(jp_serverapp.extension_manager.stop_all_extensions())
     assert time.monotonic() - t0 < 10
     assert watcher.closed and monitor.watching() == []
     with pytest.raises(RuntimeError):            # the pool takes no more work
@@ -349,9 +354,9 @@ def test_stop_from_the_panel_ends_a_real_cluster(api, registry_dir, tmp_path, mo
         cluster.start()
         entry = registry.read(cluster.id)
         assert entry is not None and entry["state"] == "running"
-        assert entry["cluster_file"] == cluster._ipp.cluster_file
+        assert entry["cluster_file"] == cluster.ipyparallel_cluster.cluster_file
         assert os.path.exists(entry["cluster_file"])
-        pids = [t.pid for t in cluster.tasks] + [cluster._ipp.controller.pid]
+        pids = [t.pid for t in cluster.tasks] + [cluster.ipyparallel_cluster.controller.pid]
         started = [p.pid for p in ipyparallel_children() if p.pid not in before]
         assert set(t.pid for t in cluster.tasks) <= set(started)
 
@@ -401,3 +406,33 @@ def test_stop_from_the_panel_ends_a_real_cluster(api, registry_dir, tmp_path, mo
         assert _poll(api, lambda cs: True) == {}
     finally:
         cluster.stop()
+
+
+# -- BokehJS for the dashboards --------------------------------------------------------------------
+def test_bokehjs_is_served_to_anyone_at_the_installed_version_only(http_server_client, jp_base_url,
+                                                                   jp_asyncio_loop, jp_serverapp):
+    import bokeh
+    from bokeh.resources import Resources
+
+    def get(path):
+        return jp_asyncio_loop.run_until_complete(http_server_client.fetch(
+            jp_base_url + path, raise_error=False))   # no token: public, as lab's static files
+
+    static = os.path.join(os.path.dirname(bokeh.__file__), "server", "static", "js")
+    names = [url.rsplit("/", 1)[1] for url in Resources(mode="server", root_url="/").js_files]
+    assert "bokeh.min.js" in names
+    for name in names:
+        response = get(f"tfjupyter/static/bokeh/{bokeh.__version__}/{name}")
+        assert response.code == 200, (name, response.code)
+        with open(os.path.join(static, name), "rb") as f:
+            assert response.body == f.read()
+    response = get("tfjupyter/static/bokeh/0.0.1/bokeh.min.js")
+    assert response.code == 404
+    assert response.headers["Content-Type"].startswith("text/plain")
+    assert response.body.decode() == (
+        f"404 this Jupyter server has bokeh {bokeh.__version__}, not 0.0.1: install bokeh "
+        f"{bokeh.__version__} in the kernel's environment, or set TFJUPYTER_BOKEHJS=inline there")
+    for outside in ("../__init__.py", "..%2F__init__.py", "nope.js"):
+        response = get(f"tfjupyter/static/bokeh/{bokeh.__version__}/{outside}")
+        assert response.code in (403, 404), (outside, response.code)
+        assert b"import" not in response.body

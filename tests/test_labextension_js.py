@@ -5,18 +5,18 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
+from system_programs import need, need_executables
 
 LABEXTENSION = Path(__file__).resolve().parents[1] / "labextension"
 
 
 def test_jest_suite_passes():
+    need_executables("the lab extension's jest tests", ["node", "npm"],
+                     "apt-get install nodejs npm")
+    jest = LABEXTENSION / "node_modules" / ".bin" / "jest"
+    need("the lab extension's jest tests", [] if jest.exists() else [str(jest)],
+         "run `pip install -e .` (or npm ci in labextension/) first")
     npm = shutil.which("npm")
-    if npm is None or shutil.which("node") is None:
-        pytest.skip("node/npm not on PATH")
-    if not (LABEXTENSION / "node_modules" / ".bin" / "jest").exists():
-        pytest.skip("labextension/node_modules has no jest: run `pip install -e .` (or npm ci "
-                    "in labextension/) first")
     result = subprocess.run([npm, "test", "--silent", "--", "--ci"], cwd=LABEXTENSION,
                             capture_output=True, text=True, timeout=240)
     report = result.stdout[-4000:] + result.stderr[-4000:]

@@ -62,7 +62,7 @@ def test_cell_graph_is_built_across_cells(ip):
     listing = run(ip, "%tf_graph")
     assert isinstance(listing, tf_magics.GraphTable) and listing.counts == {"g1": 3}
     assert repr(listing).splitlines()[1:] == ["  g1  3 ops"]
-    assert "<td style='text-align:left'>g1</td>" in listing._repr_html_()
+    assert "<td style='text-align:left;padding:0 8px'>g1</td>" in listing._repr_html_()
 
 
 def test_line_graph_is_the_default_for_following_cells(ip):
@@ -203,7 +203,8 @@ def test_placement_of_the_last_run(ip, capsys, monkeypatch):
     a_line = next(line for line in text.splitlines() if "a: (Const)" in line)
     assert "/device:CPU:0" in a_line and "requested" in a_line
     html = table._repr_html_()
-    assert html.startswith("<table>") and "<td style='text-align:left'>Add</td>" in html
+    assert html.startswith("<table>")
+    assert "<td style='text-align:left;padding:0 8px'>Add</td>" in html
     assert {r.op for r in run(ip, "%tf_placement --all")} == {"a", "b", "add", "unused"}
     assert not ip.run_cell("%tf_placement extra").success
 
@@ -269,6 +270,6 @@ def test_tf_graph_show_errors(ip):
         "%tf_graph show --session: not_a_session is a int, not a tf.Session (or an open "
         "MonitoredSession)")
     assert "s2 runs another graph than graph 'g1'" in error("show g1 --session s2")
-    assert "--session takes one variable name" in error("show g1 --session")
+    assert "argument --session: expected one argument" in error("show g1 --session")
     assert "at most one graph name" in error("show g1 g2")
-    assert "unknown option '--all'" in error("show --all")
+    assert "unrecognized arguments: --all" in error("show --all")

@@ -88,13 +88,16 @@ def test_sync_vs_async_notebook(tmp_path, monkeypatch):
     # straggler's token, as in TensorFlow); with a backup worker they do not.
     assert rates["sync"] < 1.5 / STRAGGLER_SLEEP, rates
     assert 2 * rates["sync"] < rates["sync_backup"], rates
-    # The straggler's steps: about one per global step in sync, a handful in sync_backup. (Not
-    # exactly one: as in TensorFlow, a sync step takes the first gradients that come with a
-    # token, and the fast worker may bring two while the straggler sleeps.)
-    steps_of_1 = {name: records[name].throughput.where(task="worker:1")["total_steps"][-1]
-                  for name in RUNS}
-    assert steps_of_1["sync"] >= 0.85 * records["sync"].final["global_step"], steps_of_1
-    assert steps_of_1["sync_backup"] < 0.6 * records["sync_backup"].final["global_step"], steps_of_1
+    # The straggler's steps: most global steps in sync wait for one of its gradients, a
+    # handful in sync_backup. (Not every one: as in TensorFlow, a sync step takes the first
+    # gradients that come with a token, and the fast worker may take the straggler's token and
+    # bring two gradients when the straggler's dequeue comes late, more often on a loaded
+    # machine: 0.85-1.0 of the steps on a quiet one, 0.64 seen under load.)
+    share_of_1 = {name: records[name].throughput.where(task="worker:1")["total_steps"][-1]
+                  / records[name].final["global_step"] for name in RUNS}
+    assert share_of_1["sync"] >= 0.5, share_of_1
+    assert share_of_1["sync_backup"] < 0.6 and \
+        share_of_1["sync_backup"] < 0.5 * share_of_1["sync"], share_of_1
 
     compared = next(out for first, out in cells if first.startswith("%tf_experiment compare"))
     header = re.search(r"^experiment\s.*$", compared, re.M).group(0)

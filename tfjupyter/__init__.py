@@ -1,61 +1,23 @@
 """tfjupyter: the TensorFlow 1.x graph programming model, interactive in Jupyter.
 
 ``import tfjupyter as tf`` gives the TF 1.x API and the 0.x names the classic tutorials use.
-Each module below declares its public names in ``__all__``; this file only gathers them.
+
+The API (gathered in tfjupyter/_api.py) loads on the first use of one of its names
+(``tf.constant``, ``dir(tf)``, ``from tfjupyter import *``), so that a process that needs only
+a light part of the package — the Jupyter server extension, ``tfjupyter.lab.server`` — never
+pays for it. ``import tfjupyter as tf`` and a first ``tf.<name>`` cost what the import alone
+cost before. Any module of the package can be imported first (tests/test_light_imports.py).
 """
 from __future__ import annotations
 
-from .framework import errors  # noqa: F401  (tf.errors)
-from .framework.dtypes import (DType, as_dtype, bool, complex64, complex128, double,  # noqa: F401
-                               float16, float32, float64, half, int8, int16, int32, int64, string,
-                               uint8, uint16, uint32, uint64)
-from .framework.device import DeviceSpec  # noqa: F401
-from .framework.ops import (Graph, GraphKeys, Operation, Tensor, add_to_collection,  # noqa: F401
-                            add_to_collections, colocate_with, control_dependencies,
-                            convert_to_tensor, device, get_collection, get_collection_ref,
-                            get_default_graph, name_scope, register_tensor_conversion_function,
-                            reset_default_graph)
-from .framework.registry import NotDifferentiable, RegisterGradient, register_gradient  # noqa: F401
-from .framework.tensor_shape import Dimension, TensorShape  # noqa: F401
-from .client.config import ConfigProto, GPUOptions, GraphOptions, RunMetadata, RunOptions  # noqa: F401
-from .client.session import InteractiveSession, Session, get_default_session  # noqa: F401
-from .gradients import gradients  # noqa: F401
-from .ops.array_ops import *  # noqa: F401,F403
-from .ops.control_flow_ops import (case, cond, group, no_op, tuple, while_loop,  # noqa: F401
-                                   with_dependencies)
-from .ops.functional_ops import foldl, foldr, map_fn, scan  # noqa: F401
-from .ops.math_ops import *  # noqa: F401,F403
-from .ops.random_ops import *  # noqa: F401,F403
-from .ops.linalg_ops import *  # noqa: F401,F403
-from .ops.data_flow_ops import *  # noqa: F401,F403
-from .ops.parsing_ops import *  # noqa: F401,F403
-from .ops.sparse_ops import *  # noqa: F401,F403
-from .framework.sparse_tensor import SparseTensor, SparseTensorValue  # noqa: F401
-from .framework.indexed_slices import IndexedSlices, IndexedSlicesValue  # noqa: F401
-from .ops.state_ops import *  # noqa: F401,F403  (scatter_add, scatter_sub)
-from .ops.io_ops import *  # noqa: F401,F403
-from .framework.graph_io import *  # noqa: F401,F403
-from .variables import *  # noqa: F401,F403
-from .variable_scope import *  # noqa: F401,F403
-from .init_ops import *  # noqa: F401,F403
-from .summary.legacy import *  # noqa: F401,F403  (0.x: tf.scalar_summary, ...)
-from . import app, contrib, datasets, nn, summary, test, train  # noqa: F401,E402
-from . import python_io  # noqa: F401,E402
-from . import compat, gfile, io  # noqa: F401,E402
-from . import layers, losses  # noqa: F401,E402  (tf.layers, tf.losses)
-from . import image  # noqa: F401,E402  (tf.image)
-from .ops.image_ops import random_crop  # noqa: F401,E402
-from . import logging  # noqa: F401,E402  (tf.logging)
-from .ops.logging_ops import Assert, Print  # noqa: F401,E402
-from .ops.script_ops import numpy_function, py_func  # noqa: F401,E402
-from .ops.check_ops import *  # noqa: F401,F403,E402  (tf.assert_*)
-# tf.NodeDef is the protobuf class of a GraphDef's nodes (graph_def.node[i]), as in TensorFlow.
-from tensorboard.compat.proto.node_def_pb2 import NodeDef  # noqa: F401,E402
-from .app import flags  # noqa: F401,E402
-from .summary import Event, SessionLog, Summary  # noqa: F401,E402
-from .framework import dtypes  # noqa: F401
+import importlib as _importlib
+import importlib.util as _importlib_util
 
 __version__ = "0.1.0"
+
+# tf.logging at once: whether it adds its own stderr handler depends on whether the root logger
+# has one when it is imported (as TensorFlow's), which must not move to a first use.
+from . import logging  # noqa: E402,F401
 
 
 def load_ipython_extension(ipython) -> None:
@@ -70,9 +32,29 @@ def unload_ipython_extension(ipython) -> None:
     unload(ipython)
 
 
+def _load_api() -> None:
+    """Imports the API and copies its names here: from then on they are plain attributes."""
+    api = _importlib.import_module("._api", __name__)
+    globals().update((name, value) for name, value in vars(api).items()
+                     if not name.startswith("_"))
+
+
 def __getattr__(name: str):
-    """``tf.experiments`` is imported on first use, keeping ``import tfjupyter`` fast."""
-    if name == "experiments":
-        import importlib
-        return importlib.import_module(".experiments", __name__)
+    """A submodule (``tf.nn``, ``tf.experiments``), imported alone; else the API's names, on
+    first use. (``from . import init_ops`` in a module being imported asks here first: it must
+    not load the whole API in the middle of that import.)"""
+    if name.startswith("__") and name != "__all__":   # probes (__path__, __wrapped__...)
+        raise AttributeError(f"module 'tfjupyter' has no attribute {name!r}")
+    if _importlib_util.find_spec(f"{__name__}.{name}") is not None:
+        return _importlib.import_module(f".{name}", __name__)
+    _load_api()
+    if name == "__all__":   # `from tfjupyter import *`: every public name
+        return sorted(n for n in globals() if not n.startswith("_"))
+    if name in globals():
+        return globals()[name]
     raise AttributeError(f"module 'tfjupyter' has no attribute {name!r}")
+
+
+def __dir__() -> list:
+    _load_api()
+    return sorted(globals())

@@ -12,6 +12,8 @@
 ``%tf_placement``       where the ops of the last ``Session.run`` ran (``--all``: every decision
                         that session has made).
 
+``%tf_graph?`` (and so on) lists each magic's options.
+
 Named graphs are pushed onto tfjupyter's default-graph stack around each top-level cell (IPython's
 pre_run_cell/post_run_cell events), never left pushed between cells, so code that manages graphs
 itself (``with tf.Graph().as_default():``, ``tf.InteractiveSession()``) still nests normally.
@@ -24,10 +26,13 @@ from typing import Dict, List, Optional, Sequence
 
 from IPython.core.magic import (Magics, UsageError, cell_magic, line_cell_magic, line_magic,
                                 magics_class)
+from IPython.core.magic_arguments import argument, kwds, magic_arguments
 
 from .framework import ops as _ops
 from .framework.device import DeviceSpec
 from .framework.ops import Graph
+from .magic_args import parse_line, usage
+from .tables import html_table, text_table
 
 __all__ = ["TFMagics", "MagicCellError", "PlacementTable", "GraphTable",
            "load_ipython_extension", "unload_ipython_extension"]
@@ -50,20 +55,6 @@ class MagicCellError(Exception):
 
 
 # -- display objects -------------------------------------------------------------------------------
-def _text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> List[str]:
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip()
-            for row in [header, *rows]]
-
-
-def _html_table(caption: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    head = "".join(f"<th style='text-align:left'>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td style='text-align:left'>{html.escape(c)}</td>"
-                                    for c in row) + "</tr>" for row in rows)
-    return (f"<table><caption style='text-align:left'>{html.escape(caption)}</caption>"
-            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
-
-
 class PlacementTable:
     """Placement records (op, type, requested device, assigned device, reason) for display:
     an HTML table in Jupyter, aligned text in a terminal."""
@@ -84,12 +75,12 @@ class PlacementTable:
 
     def __repr__(self) -> str:
         header = ["op: (type)", "requested", "assigned", "reason"]
-        lines = _text_table(header, self._rows())
+        lines = text_table(header, self._rows())
         return "\n".join([self.caption] + ["  " + line for line in lines])
 
     def _repr_html_(self) -> str:
         rows = [[r.op, r.type, r.requested, r.assigned, r.reason] for r in self.records]
-        return _html_table(self.caption, ["op", "type", "requested", "assigned", "reason"], rows)
+        return html_table(self.caption, ["op", "type", "requested", "assigned", "reason"], rows)
 
 
 class GraphTable:
@@ -109,15 +100,14 @@ class GraphTable:
     def __repr__(self) -> str:
         if not self.counts:
             return self._EMPTY
-        width = max(len(name) for name in self.counts)
-        lines = [f"{mark or ' '} {name.ljust(width)}  {size}" for mark, name, size in self._rows()]
-        return "\n".join(["Named graphs (* = default for new cells):"] + lines)
+        rows = [[f"{mark or ' '} {name}", size] for mark, name, size in self._rows()]
+        return "\n".join(["Named graphs (* = default for new cells):"] + text_table((), rows))
 
     def _repr_html_(self) -> str:
         if not self.counts:
             return f"<p>{html.escape(self._EMPTY)}</p>"
-        return _html_table("Named graphs (* = default for new cells)", ["", "graph", "ops"],
-                           [[mark, name, str(self.counts[name])] for mark, name, _ in self._rows()])
+        return html_table("Named graphs (* = default for new cells)", ["", "graph", "ops"],
+                          [[mark, name, str(self.counts[name])] for mark, name, _ in self._rows()])
 
 
 def _graph_label(graphs: Dict[str, Graph], graph: Graph) -> str:
@@ -145,18 +135,11 @@ def _remove_graph(graph: Graph, index: int) -> None:
             return
 
 
-def _parse_device(magic: str, line: str) -> str:
-    text = line.strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        text = text[1:-1].strip()
-    if not text or len(text.split()) != 1:
-        raise UsageError(f"{magic} takes one device, e.g. '{magic} /cpu:0' or "
-                         f"'{magic} /job:worker/task:1/device:GPU:0'; got {line.strip()!r}")
+def _check_device(magic: str, device: str) -> None:
     try:
-        DeviceSpec.from_string(text)
+        DeviceSpec.from_string(device)
     except (ValueError, TypeError) as e:
         raise UsageError(f"{magic}: {e} The cell was not run.") from None
-    return text
 
 
 @magics_class
@@ -231,24 +214,40 @@ class TFMagics(Magics):
             raise MagicCellError(magic, error) from error
 
     # -- magics ------------------------------------------------------------------------------------
+    @magic_arguments("%tf_device")
+    @argument("device", metavar="DEVICE",
+              help="a device name, e.g. /cpu:0 or /job:worker/task:1/device:GPU:0")
     @cell_magic
     def tf_device(self, line: str, cell: str) -> None:
-        """%%tf_device DEVICE: run the cell with its ops placed under tf.device(DEVICE).
+        """Run the cell with the ops it creates placed under tf.device(DEVICE).
 
         The device merges with enclosing scopes field by field (the cell's own tf.device scopes
-        win), in the default graph (the %tf_graph/%%tf_graph one if active). A malformed device is
-        reported and the cell is not run.
+        win), in the default graph (the %tf_graph/%%tf_graph one if active). A malformed device
+        is reported and the cell is not run.
         """
-        device = _parse_device("%%tf_device", line)
+        device = parse_line(self.tf_device, line).device
+        _check_device("%%tf_device", device)
         with _ops.get_default_graph().device(device):
             self._run(f"%%tf_device {device}", cell)
 
+    @magic_arguments()
+    @kwds(usage="%(prog)s [NAME | --reset | --drop NAME [NAME ...] | show [NAME] "
+                "[--session VAR]]\n  %%%%tf_graph NAME")   # argparse formats it: %% is %
+    @argument("words", nargs="*", metavar="NAME",
+              help="a graph's name (created on first use); 'show [NAME]': show that graph, "
+                   "else the cell's default graph")
+    @argument("--reset", action="store_true", help="back to tfjupyter's own default graph")
+    @argument("--drop", nargs="+", metavar="NAME", help="forget these named graphs")
+    @argument("--session", metavar="VAR",
+              help="with show: as placed by the session (or MonitoredSession) bound to VAR")
     @line_cell_magic
     def tf_graph(self, line: str, cell: Optional[str] = None) -> Optional[GraphTable]:
-        """%%tf_graph NAME: run the cell with the named graph as the default graph.
+        """Build graphs by name, cell by cell, and show them with their devices.
+
+        %%tf_graph NAME: run the cell with the named graph as the default graph.
         %tf_graph NAME: make it the default for this and the following cells.
         %tf_graph --reset: back to tfjupyter's own default graph.
-        %tf_graph --drop NAME [NAME...]: forget named graphs.
+        %tf_graph --drop NAME [NAME ...]: forget named graphs.
         %tf_graph: list the named graphs and their op counts.
         %tf_graph show [NAME] [--session VAR]: show a graph and where its ops were placed.
 
@@ -259,60 +258,53 @@ class TFMagics(Magics):
         between tasks). In the line form "show" is this command, not a graph name
         (``%%tf_graph show`` still names a graph).
         """
-        args = line.split()
         if cell is not None:
-            if len(args) != 1 or args[0].startswith("-"):
+            args = parse_line(self.tf_graph, line, "%%tf_graph")
+            if len(args.words) != 1 or args.reset or args.drop or args.session is not None:
                 raise UsageError(f"%%tf_graph takes one graph name, e.g. '%%tf_graph model'; "
                                  f"got {line.strip()!r}")
-            graph = self.graph(args[0])
+            graph = self.graph(args.words[0])
             index = _push_graph(graph)
             try:
-                self._run(f"%%tf_graph {args[0]}", cell)
+                self._run(f"%%tf_graph {args.words[0]}", cell)
             finally:
                 _remove_graph(graph, index)
             return None
-        if not args:
-            return GraphTable(self.graphs, self.active)
-        if args[0] == "show":
-            return self._show(args[1:], line)
-        if args == ["--reset"]:
+        args = parse_line(self.tf_graph, line)
+        words = args.words
+        if words[:1] == ["show"] and not (args.reset or args.drop):
+            return self._show(words[1:], args.session)
+        if args.session is not None:
+            raise UsageError("%tf_graph: --session goes with show, e.g. "
+                             f"'%tf_graph show --session sess'; got {line.strip()!r}")
+        if len(words) + args.reset + bool(args.drop) > 1:
+            raise UsageError(f"%tf_graph takes one of NAME, --reset, --drop NAME... and show; "
+                             f"got {line.strip()!r}\n{usage(self.tf_graph)}")
+        if args.reset:
             self._deactivate()
-            return None
-        if args[0] == "--drop":
-            if len(args) < 2:
-                raise UsageError("%tf_graph --drop needs the names of the graphs to forget")
-            unknown = [n for n in args[1:] if n not in self.graphs]
-            if unknown:
-                raise UsageError(f"%tf_graph --drop: no graph named {', '.join(map(repr, unknown))}"
-                                 f"; named graphs: {', '.join(self.graphs) or '(none)'}")
-            for name in args[1:]:
-                if name == self.active:
-                    self._deactivate()
-                del self.graphs[name]
-            return None
-        if len(args) != 1 or args[0].startswith("-"):
-            raise UsageError("usage: %tf_graph [NAME | --reset | --drop NAME... | show [NAME] "
-                             f"[--session VAR]]; got {line.strip()!r}")
-        self._activate(args[0])
+        elif args.drop:
+            self._drop(args.drop)
+        elif words:
+            self._activate(words[0])
+        else:
+            return GraphTable(self.graphs, self.active)
         return None
 
-    def _show(self, args: List[str], line: str):
+    def _drop(self, names: List[str]) -> None:
+        unknown = [n for n in names if n not in self.graphs]
+        if unknown:
+            raise UsageError(f"%tf_graph --drop: no graph named {', '.join(map(repr, unknown))}"
+                             f"; named graphs: {', '.join(self.graphs) or '(none)'}")
+        for name in names:
+            if name == self.active:
+                self._deactivate()
+            del self.graphs[name]
+
+    def _show(self, names: List[str], var: Optional[str]):
         """%tf_graph show [NAME] [--session VAR] -> a tfjupyter.lab.GraphView."""
-        usage = f"usage: %tf_graph show [NAME] [--session VAR]; got {line.strip()!r}"
-        names, var = [], None
-        rest = iter(args)
-        for arg in rest:
-            if arg == "--session" or arg.startswith("--session="):
-                value = arg.partition("=")[2] if "=" in arg else next(rest, None)
-                if not value or var is not None:
-                    raise UsageError(f"%tf_graph show: --session takes one variable name; {usage}")
-                var = value
-            elif arg.startswith("-"):
-                raise UsageError(f"%tf_graph show: unknown option {arg!r}; {usage}")
-            else:
-                names.append(arg)
         if len(names) > 1:
-            raise UsageError(f"%tf_graph show takes at most one graph name; {usage}")
+            raise UsageError(f"%tf_graph show takes at most one graph name, got "
+                             f"{' '.join(names)}\n{usage(self.tf_graph)}")
         if names and names[0] not in self.graphs:
             raise UsageError(f"%tf_graph show: no graph named {names[0]!r}; named graphs: "
                              f"{', '.join(self.graphs) or '(none)'}")
@@ -337,21 +329,21 @@ class TFMagics(Magics):
                              "not a tf.Session (or an open MonitoredSession)")
         return session
 
+    @magic_arguments()
+    @argument("--all", action="store_true",
+              help="every placement decision of that session, not just its last run's")
     @line_magic
     def tf_placement(self, line: str = "") -> Optional[PlacementTable]:
-        """%tf_placement: where each op of the last Session.run ran, and why.
-        %tf_placement --all: every placement decision of that session.
-        """
-        args = line.split()
-        if args not in ([], ["--all"]):
-            raise UsageError(f"usage: %tf_placement [--all]; got {line.strip()!r}")
+        """Where each op of the last Session.run ran, and why: requested and assigned device
+        and the reason (a table)."""
+        args = parse_line(self.tf_placement, line)
         from .client import session as session_module
         last = getattr(session_module, "last_run_session", None)
         sess = last() if callable(last) else None
         if sess is None:
             print("No session has run yet.")
             return None
-        if args:
+        if args.all:
             records = sess.placement
             caption = f"Placement of every op session {sess.id} has run ({len(records)} ops):"
         else:
@@ -377,6 +369,8 @@ def load_ipython_extension(ipython) -> TFMagics:
         ipython.register_magics(ClusterMagics(shell=ipython))
         ipython.register_magics(DashboardMagics(shell=ipython))
         ipython.register_magics(ExperimentMagics(shell=ipython))
+        from .experiments.cells import watch_cells
+        watch_cells(ipython)   # an experiment started in a later cell knows that cell's code
         ipython.events.register("pre_run_cell", magics.pre_run_cell)
         ipython.events.register("post_run_cell", magics.post_run_cell)
     return magics

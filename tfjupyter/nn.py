@@ -624,12 +624,23 @@ def sampled_softmax_loss(weights, biases, labels, inputs, num_sampled: int, num_
 
 
 # ---------------------------------------------------------------------------------------------
-# Recurrent networks. Imported last: their cells are tf.layers Layers, and tf.layers imports
-# this module (its activations), so everything above must exist by then.
+# Recurrent networks, loaded on first use: their cells are tf.layers Layers, and tf.layers
+# imports this module (its activations); importing them here would make a cycle that only this
+# module could enter (importing ops/rnn_cell_impl.py first would fail).
 
-from .ops import rnn_cell  # noqa: E402,F401  (tf.nn.rnn_cell)
-from .ops.rnn import (bidirectional_dynamic_rnn, dynamic_rnn,  # noqa: E402,F401
-                      static_bidirectional_rnn, static_rnn)
+_RECURRENT = ("static_rnn", "dynamic_rnn", "bidirectional_dynamic_rnn", "static_bidirectional_rnn")
+__all__ += ["rnn_cell", *_RECURRENT]
 
-__all__ += ["rnn_cell", "static_rnn", "dynamic_rnn", "bidirectional_dynamic_rnn",
-            "static_bidirectional_rnn"]
+
+def __getattr__(name: str):
+    if name == "rnn_cell":
+        from .ops import rnn_cell
+        return rnn_cell
+    if name in _RECURRENT:
+        from .ops import rnn
+        return getattr(rnn, name)
+    raise AttributeError(f"module 'tfjupyter.nn' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

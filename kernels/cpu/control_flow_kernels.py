@@ -28,10 +28,10 @@ class _FunctionHost:
         outer = executor.compiling_session()
         if outer is None:
             raise errors.InternalError(None, op, f"{op.type} '{op.name}': compiled outside a plan")
-        placer = outer._placer
+        placer = outer.placer
         task = DeviceSpec(ctx.spec.job, ctx.spec.replica, ctx.spec.task)
         devices = [d for d in placer.devices if task.matches(d.spec)]
-        self._placer = Placer(devices, placer.allow_soft_placement, task)
+        self.placer = Placer(devices, placer.allow_soft_placement, task)
         config = getattr(outer, "config", None)
         self._log = bool(getattr(config, "log_device_placement", False) or
                          getattr(outer, "_log", False))
@@ -39,19 +39,19 @@ class _FunctionHost:
         self.op, self.ctx = op, ctx
 
     def _place(self, ops):
-        new = self._placer.place(ops)
+        new = self.placer.place(ops)
         if new and self._log:
             for record in new:
                 print(format_placement_line(record))
             sys.stdout.flush()
-        return [self._placer.records[o] for o in ops]
+        return [self.placer.records[o] for o in ops]
 
     def compile(self, function) -> executor.Plan:
         for clone in function.graph.variable_captures.values():
             if clone.op.type == "VariableV2":
                 self._bind_variable(clone.op)
-            if clone.op not in self._placer.assigned:
-                self._placer._record(clone.op, self.ctx, f"variable of {self.op.name}")
+            if clone.op not in self.placer.assigned:
+                self.placer._record(clone.op, self.ctx, f"variable of {self.op.name}")
         try:
             return executor.Plan(self, function.outputs, function.inputs, function.targets)
         except errors.OpError as e:

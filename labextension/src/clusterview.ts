@@ -1,8 +1,8 @@
-// The cluster panel's rows (contract §3, §4): the REST API's shapes and the keyed DOM views of
+// The cluster panel's rows: the REST API's shapes and the keyed DOM views of
 // a cluster and its tasks. No JupyterLab imports, so jest tests them under jsdom.
 
 // ---------------------------------------------------------------------------------------
-// The REST API's shapes (contract §3)
+// The REST API's shapes (tfjupyter/lab/server.py answers with them)
 
 export type ClusterState = 'running' | 'stopping' | 'stopped' | 'orphaned';
 export type TaskState = 'starting' | 'idle' | 'running' | 'dead' | 'unreachable';
@@ -194,6 +194,8 @@ export function button(className: string, label: string, title: string): HTMLBut
 export type PendingAction = 'stop' | 'forget' | undefined;
 
 export interface IClusterActions {
+  /** Whether the Dashboard button is offered (the front end can open a dashboard tab). */
+  readonly opensDashboards: boolean;
   stop(cluster: IClusterInfo): void;
   forget(cluster: IClusterInfo): void;
   dashboard(cluster: IClusterInfo): void;
@@ -270,6 +272,7 @@ export class ClusterView {
   readonly node: HTMLDivElement;
 
   constructor(id: string, actions: IClusterActions) {
+    this._opensDashboards = actions.opensDashboards;
     this.node = el('div', 'tfj-cluster');
     this.node.dataset.id = id;
 
@@ -361,7 +364,7 @@ export class ClusterView {
     const stoppable = live || cluster.state === 'orphaned';
     const stopping = pending === 'stop' || (cluster.state === 'stopping' && !cluster.error);
     const retry = stopFailed || (cluster.state === 'stopping' && !!cluster.error);
-    setHidden(this._dashboard, !live);
+    setHidden(this._dashboard, !live || !this._opensDashboards);
     setHidden(this._stop, !stoppable);
     setDisabled(this._stop, stopping || pending === 'forget');
     setText(this._stop, stopping ? 'stopping…' : retry ? 'Retry stop' : 'Stop');
@@ -402,6 +405,7 @@ export class ClusterView {
   }
 
   private _cluster: IClusterInfo | null = null;
+  private _opensDashboards: boolean;
   private _title: HTMLSpanElement;
   private _state: HTMLSpanElement;
   private _engines: HTMLSpanElement;

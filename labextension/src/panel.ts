@@ -1,9 +1,9 @@
-// The tfjupyter cluster side panel (contract §3, §4).
+// The tfjupyter cluster side panel.
 //
 // A left-sidebar widget that lists the clusters of GET {base}/tfjupyter/api/clusters,
-// refreshed about once a second while it is visible, with per-cluster Stop / Forget /
-// Dashboard actions. The DOM is updated in place by keyed rows so buttons, focus and
-// scroll survive the refreshes.
+// refreshed about once a second while it is visible (./clusterpoll), with per-cluster
+// Stop / Forget / Dashboard actions. The DOM is updated in place by keyed rows so buttons,
+// focus and scroll survive the refreshes.
 
 import {
   ILabShell,
@@ -20,6 +20,7 @@ import { LabIcon, refreshIcon } from '@jupyterlab/ui-components';
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
+import { ClusterPoll } from './clusterpoll';
 import {
   arrangeChildren,
   button,
@@ -52,8 +53,6 @@ const PLUGIN_ID = 'tfjupyter-labextension:clusters';
 const PANEL_ID = 'tfjupyter-clusters';
 const API_PATH = 'tfjupyter/api/clusters';
 
-const REFRESH_MS = 1000;
-const BACKOFF_MAX_MS = 30000;
 const INFO_NOTICE_MS = 12000;
 
 const NOT_ENABLED =
@@ -145,6 +144,12 @@ export namespace ClusterPanel {
     app: JupyterFrontEnd;
     serverSettings: ServerConnection.ISettings;
     notebooks: INotebookTracker | null;
+    /**
+     * Whether the shell can show a dashboard tab beside its notebook: JupyterLab's can;
+     * Notebook 7's main area holds one document, so there the notebook's own
+     * %tf_dashboard --cluster is the way.
+     */
+    opensDashboards: boolean;
   }
 }
 
@@ -155,6 +160,7 @@ export class ClusterPanel extends Widget implements IClusterActions {
     this._app = options.app;
     this._settings = options.serverSettings;
     this._notebooks = options.notebooks;
+    this.opensDashboards = options.opensDashboards;
 
     this.id = PANEL_ID;
     this.addClass('tfj-panel');
@@ -166,10 +172,7 @@ export class ClusterPanel extends Widget implements IClusterActions {
     this._refreshButton = button('tfj-refresh', '', 'Refresh now');
     this._refreshButton.setAttribute('aria-label', 'Refresh now');
     this._refreshButton.append(refreshIcon.element({ tag: 'span' }));
-    this._refreshButton.addEventListener('click', () => {
-      this._failures = 0;
-      this.refresh();
-    });
+    this._refreshButton.addEventListener('click', () => this.refresh());
     header.append(heading, this._refreshButton);
 
     this._message = el('div', 'tfj-panel-message');
@@ -193,124 +196,50 @@ export class ClusterPanel extends Widget implements IClusterActions {
     this._list = el('div', 'tfj-cluster-list');
 
     this.node.append(header, this._message, this._loading, this._empty, this._list);
+
+    // isShown: a collapsed sidebar hides the panel, and the poll stands by.
+    this._poll = new ClusterPoll({
+      request: () => apiRequest<IClusterList>(this._settings, '', 'GET'),
+      isShown: () => !this.isDisposed && this.isVisible,
+      onList: clusters => {
+        this._fetchError = '';
+        this._everLoaded = true;
+        this._renderClusters(clusters);
+        this._renderStatus();
+      },
+      onError: (reason, retryMs) => {
+        this._fetchError = this._describeFetchError(reason, retryMs);
+        this._renderStatus();
+      }
+    });
   }
 
-  /** Refreshes now (or right after the request in flight), then keeps the usual pace. */
+  /** Refreshes now, then keeps the usual pace. */
   refresh(): void {
-    if (this.isDisposed) {
-      return;
+    if (!this.isDisposed) {
+      this._poll.refresh();
     }
-    if (this._inFlight) {
-      this._again = true;
-      return;
-    }
-    this._clearTimer();
-    void this._poll();
   }
 
   dispose(): void {
     if (this.isDisposed) {
       return;
     }
-    this._clearTimer();
+    this._poll.dispose();
     this._clearNoticeTimer();
-    document.removeEventListener('visibilitychange', this);
     super.dispose();
   }
 
-  handleEvent(event: Event): void {
-    if (event.type === 'visibilitychange') {
-      if (this._active()) {
-        this.refresh();
-      } else {
-        this._clearTimer();
-      }
-    }
-  }
-
-  // -- visibility: poll only while shown (a collapsed sidebar hides the widget) --
+  // Shown again: ask now rather than at the next tick of the standing-by poll.
 
   protected onAfterAttach(msg: Message): void {
     super.onAfterAttach(msg);
-    document.addEventListener('visibilitychange', this);
-    if (this._active()) {
-      this.refresh();
-    }
-  }
-
-  protected onBeforeDetach(msg: Message): void {
-    document.removeEventListener('visibilitychange', this);
-    this._clearTimer();
-    super.onBeforeDetach(msg);
+    this.refresh();
   }
 
   protected onAfterShow(msg: Message): void {
     super.onAfterShow(msg);
-    if (this._active()) {
-      this.refresh();
-    }
-  }
-
-  protected onAfterHide(msg: Message): void {
-    super.onAfterHide(msg);
-    this._clearTimer();
-  }
-
-  private _active(): boolean {
-    return !this.isDisposed && this.isVisible && !document.hidden;
-  }
-
-  // -- polling --
-
-  private _clearTimer(): void {
-    if (this._timer) {
-      window.clearTimeout(this._timer);
-      this._timer = 0;
-    }
-  }
-
-  private _schedule(delayMs: number): void {
-    this._clearTimer();
-    if (!this._active()) {
-      return; // resumes on show
-    }
-    this._timer = window.setTimeout(() => {
-      this._timer = 0;
-      void this._poll();
-    }, delayMs);
-  }
-
-  private async _poll(): Promise<void> {
-    if (this._inFlight || this.isDisposed) {
-      return;
-    }
-    this._inFlight = true;
-    let delay = REFRESH_MS;
-    try {
-      const data = await apiRequest<IClusterList>(this._settings, '', 'GET');
-      if (!data || !Array.isArray(data.clusters)) {
-        throw new ApiError('http', 200, 'unexpected answer from the tfjupyter server extension');
-      }
-      this._failures = 0;
-      this._fetchError = '';
-      this._everLoaded = true;
-      this._renderClusters(data.clusters);
-    } catch (reason) {
-      this._failures += 1;
-      delay = Math.min(REFRESH_MS * 2 ** (this._failures - 1), BACKOFF_MAX_MS);
-      this._fetchError = this._describeFetchError(reason, delay);
-    } finally {
-      this._inFlight = false;
-    }
-    if (this.isDisposed) {
-      return;
-    }
-    this._renderStatus();
-    if (this._again) {
-      this._again = false;
-      delay = 0;
-    }
-    this._schedule(delay);
+    this.refresh();
   }
 
   private _describeFetchError(reason: unknown, delayMs: number): string {
@@ -613,6 +542,8 @@ export class ClusterPanel extends Widget implements IClusterActions {
     }
   }
 
+  readonly opensDashboards: boolean;
+
   private _app: JupyterFrontEnd;
   private _settings: ServerConnection.ISettings;
   private _notebooks: INotebookTracker | null;
@@ -636,10 +567,7 @@ export class ClusterPanel extends Widget implements IClusterActions {
     { widget: MainAreaWidget<OutputArea>; notebook: NotebookPanel }
   >();
 
-  private _timer = 0;
-  private _inFlight = false;
-  private _again = false;
-  private _failures = 0;
+  private _poll: ClusterPoll;
   private _everLoaded = false;
   private _fetchError = '';
   private _notice = '';
@@ -664,14 +592,12 @@ export const clusterPanelPlugin: JupyterFrontEndPlugin<void> = {
     const panel = new ClusterPanel({
       app,
       serverSettings: app.serviceManager.serverSettings,
-      notebooks
+      notebooks,
+      opensDashboards: labShell !== null
     });
-    // The file browser is rank 100, running sessions 200: come right after the file browser.
-    if (labShell) {
-      labShell.add(panel, 'left', { rank: 150 });
-    } else {
-      app.shell.add(panel, 'left', { rank: 150 });
-    }
+    // JupyterLab's left sidebar, or Notebook 7's left side panel (View menu). In JupyterLab
+    // the file browser is rank 100, running sessions 200: come right after the file browser.
+    app.shell.add(panel, 'left', { rank: 150 });
     if (restorer) {
       restorer.add(panel, PANEL_ID);
     }

@@ -29,7 +29,7 @@ def run_on(device: str, build: Callable[[], Any], soft: bool = False,
 
 def placements(sess: tf.Session) -> Dict[str, str]:
     """op name -> assigned device name, for every op the session placed."""
-    return {op.name: record.assigned for op, record in sess._placer.records.items()}
+    return {op.name: record.assigned for op, record in sess.placer.records.items()}
 
 
 def compare(build: Callable[[], Any], rtol: float = 1e-6, atol: float = 1e-6,

@@ -26,7 +26,7 @@ def build_and_run(device: str):
             plan_devices = set()
             for op_type in ("If", "While"):
                 op = next(o for o in graph.get_operations() if o.type == op_type)
-                plan_devices.add(sess._placer.assigned[op].device_type)
+                plan_devices.add(sess.placer.assigned[op].device_type)
     return results, plan_devices
 
 

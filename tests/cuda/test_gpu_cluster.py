@@ -36,7 +36,7 @@ def test_a_step_across_two_tasks_gpus(two_tasks):
         sess.run(tf.global_variables_initializer())
         np.testing.assert_allclose(sess.run(y, feed), np.maximum(feed[x] @ np.arange(6).reshape(2, 3) - 4, 0))
         sess.run(step, feed)
-        where = {op.name: r.assigned for op, r in sess._placer.records.items()}
+        where = {op.name: r.assigned for op, r in sess.placer.records.items()}
         assert where["w"] == "/job:ps/replica:0/task:0/device:GPU:0"
         assert where["y"] == "/job:worker/replica:0/task:0/device:GPU:0"
         grad = feed[x].T @ ((feed[x] @ np.arange(6).reshape(2, 3) - 4) > 0)

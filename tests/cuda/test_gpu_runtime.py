@@ -119,7 +119,7 @@ def test_an_op_without_a_gpu_kernel_falls_back_with_its_reason_or_fails_naming_i
         q, r = tf.qr(m, name="qr")
     with tf.Session(config=tf.ConfigProto(allow_soft_placement=True)) as sess:
         np.testing.assert_allclose(np.abs(sess.run(r)), np.eye(3) * 2.0, atol=1e-12)
-        record = next(r for op, r in sess._placer.records.items() if op.name == "qr")
+        record = next(r for op, r in sess.placer.records.items() if op.name == "qr")
         assert record.assigned == CPU0
         assert record.reason == "soft placement: no GPU kernel for Qr"
         assert placements(sess)["m"] == GPU.format(0)
@@ -159,7 +159,7 @@ def test_string_tensors_stay_on_the_cpu_even_for_ops_with_gpu_kernels():
         assert sess.run(same) == b"model.ckpt"
         where = placements(sess)
         assert where["name"] == CPU0 and where["same"] == CPU0
-        reason = next(r.reason for op, r in sess._placer.records.items() if op.name == "name")
+        reason = next(r.reason for op, r in sess.placer.records.items() if op.name == "name")
         assert reason == "soft placement: no GPU kernel for Const on string tensors"
         sess.run(number)
         assert placements(sess)["number"] == GPU.format(0)

@@ -52,7 +52,7 @@ def train(config, initial_values=None):
             for v in tf.trainable_variables():
                 v.load(initial_values[v.op.name], sess)
             history = [sess.run([train_op] + losses)[1:] for _ in range(STEPS)]
-            where = {op.name: record.assigned for op, record in sess._placer.records.items()}
+            where = {op.name: record.assigned for op, record in sess.placer.records.items()}
             final = {v.op.name: sess.run(v) for v in tf.trainable_variables()}
     return np.array(history), where, final, initial_values
 

@@ -355,6 +355,12 @@ class BaseSession:
         return [self._placer.records[op] for op in ops]
 
     @property
+    def placer(self) -> Placer:
+        """What this session has placed so far: ``records`` (op -> PlacementRecord) and
+        ``assigned`` (op -> Device); runs place the ops they need on first use."""
+        return self._placer
+
+    @property
     def placement(self) -> List[events.PlacementRecord]:
         """Every placement decision this session has made, in graph order."""
         return sorted(self._placer.records.values(),

@@ -8,7 +8,6 @@ ipyparallel does not tag engines: each engine set is started with its task in it
 from __future__ import annotations
 
 import atexit
-import copy
 import logging
 import os
 import secrets
@@ -18,10 +17,11 @@ import textwrap
 import time
 import weakref
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Set, Union
+from typing import Callable, Dict, List, Optional, Sequence, Union
 
+from ..distributed.cluster import is_this_host
 from . import engine as _engine
-from . import registry
+from . import processes, registry
 from .launch import ClusterError, TaskPlan, launcher_class, plan_tasks
 from .runs import Run, TaskError
 
@@ -30,7 +30,8 @@ __all__ = ["Cluster", "Task"]
 _log = logging.getLogger("tfjupyter.cluster")
 
 _TASK_ENV_PASSTHROUGH = ("TFJUPYTER_TLS_CERT", "TFJUPYTER_TLS_KEY", "TFJUPYTER_TLS_CA")
-FIRST_REPLY_S = 3.0   # status() on a new watcher waits this long at most for the tasks' replies
+STATUS_FIRST_REPLY_WAIT_S = 3.0   # status() on a new watcher waits this long at most for the
+                                  # tasks' first replies
 
 STOPPED_FROM_PANEL = ("this cluster was stopped from JupyterLab's cluster panel; "
                       "start a new one")
@@ -101,6 +102,12 @@ class Cluster:
         self._stopped_message = "this cluster was stopped; start a new one"
         self.start_time: Optional[float] = None
 
+    @property
+    def ipyparallel_cluster(self):
+        """The ``ipyparallel.Cluster`` this cluster started (its controller, engine sets and
+        cluster file); None before start() and when attached to engines started by others."""
+        return self._ipp
+
     # -- starting ------------------------------------------------------------------------------
     @classmethod
     def attach(cls, profile: str = "default", ps: Sequence[int] = (0,),
@@ -132,7 +139,7 @@ class Cluster:
                                f"profile {profile!r}; its engines are {self.client.ids}")
         # Engines all on this host talk over loopback; otherwise each is reached by its name.
         hosts = self.client[ps + workers].apply_sync(socket.gethostname)
-        here = set(hosts) == {socket.gethostname()}
+        here = all(is_this_host(host) for host in hosts)
         for plan in self._plans:
             plan.advertise_host, plan.bind_host = ("127.0.0.1", "127.0.0.1") if here else \
                 (None, "0.0.0.0")
@@ -162,57 +169,18 @@ class Cluster:
         self._ipp = ipyparallel.Cluster(**kwargs)
         _live_clusters.add(self)
         try:
-            self._call_launcher("the controller", self._ipp.start_controller_sync)
+            processes.start_controller(self._ipp, self.engines)
             for plan in self._plans:
-                # Launchers edit what they are given (ssh_args gains -p): a copy for each.
-                launcher_kwargs = dict(copy.deepcopy(self._launcher_config),
-                                       environment=dict(plan.environment))
-                if plan.host:
-                    launcher_kwargs["engines"] = {plan.host: 1}
-                try:
-                    self._call_launcher(f"/job:{plan.job}/task:{plan.index}",
-                                        self._ipp.start_engines_sync, 1,
-                                        engine_set_id=plan.engine_set_id, **launcher_kwargs)
-                except ClusterError:
-                    # Nothing of it started, so there is nothing for ipyparallel to stop (and
-                    # its ssh launcher would try to reach the host again to stop it).
-                    self._ipp.engines.pop(plan.engine_set_id, None)
-                    raise
+                processes.start_engine(self._ipp, plan, self.engines, self._launcher_config)
             self.client = self._ipp.connect_client_sync()
-            self._wait_for_engines(len(self._plans), t0)
+            processes.wait_for_engines(self._ipp, self.client, len(self._plans), self.engines,
+                                       self.start_timeout, started=t0)
             self._bootstrap(self._engine_roles())
         except BaseException:
             self.stop()
             raise
         self.start_time = time.monotonic() - t0
         return self
-
-    def _call_launcher(self, what: str, fn, *args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except Exception as e:
-            detail = getattr(e, "output", None) or getattr(e, "stderr", None) or ""
-            if isinstance(detail, bytes):
-                detail = detail.decode(errors="replace")
-            raise ClusterError(f"ipyparallel's {self.engines!r} launcher failed to start {what}: "
-                               f"{type(e).__name__}: {e}"
-                               + (f"\n{detail.strip()[-2000:]}" if detail.strip() else "")) from e
-
-    def _wait_for_engines(self, n: int, t0: float) -> None:
-        deadline = t0 + self.start_timeout
-        while len(self.client.ids) < n:
-            for set_id, engine_set in list(self._ipp.engines.items()):
-                stopped = getattr(engine_set, "stop_data", None)
-                if stopped and not engine_set.running:
-                    raise ClusterError(f"the engine of {_set_task(set_id)} exited while starting "
-                                       f"({stopped}):\n{_engine_output(engine_set)}")
-            if time.monotonic() > deadline:
-                outputs = "\n".join(f"{_set_task(s)}: {_engine_output(e)}"
-                                    for s, e in self._ipp.engines.items())
-                raise ClusterError(f"only {len(self.client.ids)} of {n} engines registered with "
-                                   f"the controller within {self.start_timeout:.0f} s "
-                                   f"(launcher {self.engines!r}).\n{outputs}")
-            time.sleep(0.1)
 
     def _engine_roles(self) -> Dict[str, int]:
         """task name -> engine id, from the role each engine found in its environment."""
@@ -349,7 +317,7 @@ class Cluster:
         else:
             raise TypeError(f"run() takes code (str) or a function, got {type(code).__name__}")
         run = Run(what, async_result, [t.name for t in chosen])
-        self._runs.append(run)
+        self._runs = [r for r in self._runs if not r.reported] + [run]
         if not block:
             return run
         try:
@@ -363,13 +331,15 @@ class Cluster:
                 self._runs.remove(run)
 
     def wait(self, timeout: Optional[float] = None) -> Dict[str, object]:
-        """Waits for every ``block=False`` run: shows their output, raises their errors."""
+        """Waits for every ``block=False`` run whose result was not taken (``Run.result``):
+        shows their output, raises their errors."""
         results, failures = {}, {}
         for run in list(self._runs):
-            try:
-                results.update(run.result(timeout))
-            except TaskError as e:
-                failures.update(e.failures)
+            if not run.reported:
+                try:
+                    results.update(run.result(timeout))
+                except TaskError as e:
+                    failures.update(e.failures)
             self._runs.remove(run)
         if failures:
             raise TaskError("code run on the cluster", failures)
@@ -400,7 +370,7 @@ class Cluster:
     def _status_watcher(self):
         if self._watcher is None:
             self._watcher = self.watch()
-            await_first_replies([self._watcher], FIRST_REPLY_S)
+            await_first_replies([self._watcher], STATUS_FIRST_REPLY_WAIT_S)
         return self._watcher
 
     def status(self):
@@ -453,7 +423,7 @@ class Cluster:
             # The panel's stop may have failed half-way, or be under way still: whatever of the
             # cluster runs on this machine must not outlive it unlisted. (Nothing to do, and no
             # wait, when they are gone.)
-            reap(local_processes(self._ipp, self._task_pids_here()))
+            processes.reap(processes.local_processes(self._ipp, self._task_pids_here()))
         self._runs.clear()
         self._unregister()
 
@@ -484,7 +454,7 @@ class Cluster:
         if self._watcher is not None:
             self._watcher.close()
             self._watcher = None
-        if self.client is not None and self._runs:
+        if self.client is not None and self.busy_tasks():
             try:
                 self.interrupt()
             except Exception as e:
@@ -496,7 +466,7 @@ class Cluster:
                 _log.warning("stopping the task servers failed: %s", e)
         if self._ipp is not None:
             try:
-                stop_ipyparallel(self._ipp, self.client, self._task_pids_here())
+                processes.stop_ipyparallel(self._ipp, self.client, self._task_pids_here())
             except Exception as e:
                 _log.warning("ipyparallel could not stop the cluster cleanly: %s", e)
         if self.client is not None:   # attached (stop_ipyparallel closed the client of ours)
@@ -528,30 +498,6 @@ def _count_jobs(plans) -> Dict[str, int]:
     return counts
 
 
-def _set_task(engine_set_id: str) -> str:
-    job, _, index = engine_set_id.rpartition("-")
-    return f"/job:{job}/task:{index}"
-
-
-def _engine_output(engine_set) -> str:
-    try:
-        text = engine_set.get_output() or ""
-    except Exception as e:
-        text = f"(output unavailable: {e})"
-    return text.strip()[-2000:] or "(no output)"
-
-
-_this_host_names: Optional[Set[str]] = None
-
-
-def is_this_host(host: str) -> bool:
-    """Whether ``host``, as a task or a kernel reported it, is this machine."""
-    global _this_host_names
-    if _this_host_names is None:  # getfqdn may ask DNS: once per process
-        _this_host_names = {socket.gethostname(), socket.getfqdn(), "localhost"}
-    return host in _this_host_names
-
-
 def await_first_replies(watchers, timeout: float) -> None:
     """Waits, at most ``timeout`` s, until every task of the telemetry ``watchers`` has
     answered or refused, so that a status read from a new watcher is not all "starting"."""
@@ -561,86 +507,6 @@ def await_first_replies(watchers, timeout: float) -> None:
                    for w in watchers for s in w.snapshot().values()):
             return
         time.sleep(0.05)
-
-
-def stop_ipyparallel(ipp, client, task_pids: Sequence[int] = ()) -> None:
-    """Stops the controller and engines of ``ipp``, an ipyparallel.Cluster that is a tfjupyter
-    cluster's alone, and every process of it on this machine (``task_pids``: its tasks' engines
-    here). ``client``, connected to it (or None), asks the engines to exit first and is closed
-    then. Raises what ipyparallel's stop raises, once the processes are reaped anyway."""
-    ours = local_processes(ipp, task_pids)   # before they exit, while their children are theirs
-    try:
-        if client is not None:
-            _shutdown_engines(client)
-            client.close()
-        ipp.stop_cluster_sync()
-    finally:
-        reap(ours)
-
-
-def _shutdown_engines(client, timeout: float = 3.0) -> None:
-    """Asks every engine to exit through the controller: they exit at once and cleanly, where
-    the launchers' stop signals them, waits 5 s, then kills. That stop follows anyway, so a
-    failure here costs nothing but time."""
-    try:
-        ids = list(client.ids)
-        if ids:
-            client.shutdown(targets=ids, block=False)
-        deadline = time.monotonic() + timeout
-        while set(ids) & set(client.ids) and time.monotonic() < deadline:
-            time.sleep(0.05)
-    except Exception as e:
-        _log.warning("asking the engines to shut down failed: %s", e)
-
-
-def local_processes(ipp, task_pids=()) -> List:
-    """The processes of ``ipp`` (an ipyparallel.Cluster) that run on this machine: the ones its
-    local launchers started (controller, engines or their nannies) and ``task_pids`` (engines
-    serving tasks here), each only if ipyparallel's (its command line says so, so a pid that
-    another process got since is left alone), with their children."""
-    import psutil
-    from ipyparallel.cluster.launcher import LocalProcessLauncher, SSHLauncher
-
-    pids = set(task_pids)
-    launchers = [ipp.controller] + [
-        launcher for engine_set in ipp.engines.values()
-        for launcher in getattr(engine_set, "launchers", {}).values()]
-    for launcher in launchers:
-        if isinstance(launcher, LocalProcessLauncher) and not isinstance(launcher, SSHLauncher):
-            pids.add(getattr(launcher, "pid", None))
-    found = []
-    for pid in pids - {None, 0}:
-        try:
-            process = psutil.Process(pid)
-            if "ipyparallel" in " ".join(process.cmdline()):
-                found += [process] + process.children(recursive=True)
-        except psutil.Error:
-            pass
-    return found
-
-
-def reap(processes, timeout: float = 10.0) -> None:
-    """After ipyparallel's stop: nothing of ours may outlive the cluster.
-
-    Engine nannies linger a few seconds after their engine exits (they poll it), so whatever is
-    still there after a second is asked to terminate, and killed if it does not.
-    """
-    import psutil
-    _, alive = psutil.wait_procs(processes, timeout=1.0)
-    for process in alive:
-        try:
-            process.terminate()
-        except psutil.Error:
-            pass
-    _, alive = psutil.wait_procs(alive, timeout=timeout)
-    for process in alive:
-        try:
-            _log.warning("killing %s (pid %d): still running after the cluster stopped",
-                         " ".join(process.cmdline()[:3]), process.pid)
-            process.kill()
-        except psutil.Error:
-            pass
-    psutil.wait_procs(alive, timeout=5)
 
 
 _live_clusters: "weakref.WeakSet[Cluster]" = weakref.WeakSet()       # started here: stop at exit

@@ -6,14 +6,13 @@ own host. Hosts are dealt round-robin: ps tasks from the first host on, workers 
 """
 from __future__ import annotations
 
-import ipaddress
-import socket
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence
 
+from ..distributed.cluster import is_loopback_host
 from .engine import ROLE_ENV
 
-__all__ = ["ClusterError", "TaskPlan", "plan_tasks", "launcher_class", "is_loopback"]
+__all__ = ["ClusterError", "TaskPlan", "plan_tasks", "launcher_class"]
 
 
 class ClusterError(RuntimeError):
@@ -55,19 +54,6 @@ def known_launchers() -> List[str]:
     return sorted({ep.name for ep in entry_points(group="ipyparallel.engine_launchers")})
 
 
-def is_loopback(host: str) -> bool:
-    host = host.strip("[]")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        try:
-            return ipaddress.ip_address(socket.gethostbyname(host)).is_loopback
-        except OSError:
-            return False
-
-
 def _bare_host(location: str) -> str:
     """'user@gpu1:2222' -> 'gpu1' (the ssh port is not the task's)."""
     host = location.rpartition("@")[2]
@@ -104,7 +90,7 @@ def plan_tasks(ps: int, workers: int, engines: str, hosts: Sequence[str] = (),
                 plan.advertise_host = _bare_host(plan.host)
             elif engines.lower() == "local":
                 plan.advertise_host = "127.0.0.1"
-            if plan.advertise_host and is_loopback(plan.advertise_host):
+            if plan.advertise_host and is_loopback_host(plan.advertise_host, resolve=True):
                 plan.bind_host = "127.0.0.1"  # nothing off this machine needs to reach it
             if gpus_per_worker:
                 key = plan.host or ""

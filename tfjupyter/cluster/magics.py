@@ -1,29 +1,25 @@
 """``%tf_cluster``, ``%%tf_worker`` and ``%%tf_ps``: thin clients of ``Cluster``.
 
-    %tf_cluster start --ps 1 --workers 2 [--engines local|ssh|slurm|...] [--hosts a,b]
-                      [--gpus-per-worker N] [--profile P] [--controller-ip IP] [--location HOST]
-    %tf_cluster attach --profile default --ps 0 --workers 1,2,3
-    %tf_cluster [status] | wait [--timeout S] | interrupt | stop
-    %%tf_worker [--tasks 0,2] [--no-block] [--timeout S]     the cell runs on the worker tasks
-    %%tf_ps     [--tasks 0]   [--no-block] [--timeout S]     the cell runs on the ps tasks
+    %tf_cluster start --ps 1 --workers 2          ps and worker tasks on new engines
+    %tf_cluster attach --ps 0 --workers 1,2,3     roles for a running ipyparallel cluster's engines
+    %tf_cluster [status] | wait | interrupt | stop
+    %%tf_worker / %%tf_ps                         the cell runs on the worker / ps tasks
+
+``%tf_cluster?``, ``%%tf_worker?`` and ``%%tf_ps?`` list every option.
 """
 from __future__ import annotations
 
 import argparse
-import shlex
 from typing import List, Optional
 
 from IPython.core.magic import Magics, UsageError, cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments
 
+from ..magic_args import parse_line, subcommand
 from .cluster import Cluster
 from .launch import ClusterError
 
 __all__ = ["ClusterMagics"]
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        raise UsageError(f"{self.prog}: {message}\n{self.format_usage().strip()}")
 
 
 def _indices(text: str) -> List[int]:
@@ -33,35 +29,20 @@ def _indices(text: str) -> List[int]:
         raise argparse.ArgumentTypeError(f"expected comma-separated indices, got {text!r}")
 
 
-def _start_parser() -> _Parser:
-    p = _Parser(prog="%tf_cluster start", add_help=False)
-    p.add_argument("--ps", type=int, default=1)
-    p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--engines", default="local", help="an ipyparallel launcher name")
-    p.add_argument("--hosts", default="", help="comma-separated hosts, for --engines ssh")
-    p.add_argument("--gpus-per-worker", type=int, default=0)
-    p.add_argument("--profile", default=None)
-    p.add_argument("--controller-ip", default=None)
-    p.add_argument("--location", default=None)
-    p.add_argument("--timeout", type=float, default=120.0)
-    return p
+_CELL_OPTIONS = (
+    argument("--tasks", type=_indices, default=None, metavar="INDICES",
+             help="comma-separated indices of the job's tasks to run on (default: all)"),
+    argument("--no-block", action="store_true",
+             help="return at once; '%%tf_cluster wait' shows the output and errors"),
+    argument("--timeout", type=float, default=None, metavar="S",
+             help="give up waiting after S seconds (the cell keeps running there)"))
 
 
-def _attach_parser() -> _Parser:
-    p = _Parser(prog="%tf_cluster attach", add_help=False)
-    p.add_argument("--profile", default="default")
-    p.add_argument("--cluster-id", default="")
-    p.add_argument("--ps", type=_indices, default=[0])
-    p.add_argument("--workers", type=_indices, required=True)
-    return p
-
-
-def _cell_parser(magic: str) -> _Parser:
-    p = _Parser(prog=magic, add_help=False)
-    p.add_argument("--tasks", type=_indices, default=None)
-    p.add_argument("--no-block", action="store_true")
-    p.add_argument("--timeout", type=float, default=None)
-    return p
+def _runs_cells(magic_func):
+    """Declares the options of %%tf_worker and %%tf_ps."""
+    for option in reversed(_CELL_OPTIONS):   # as if written as decorators, top to bottom
+        magic_func = option(magic_func)
+    return magic_func
 
 
 @magics_class
@@ -72,12 +53,6 @@ class ClusterMagics(Magics):
         super().__init__(shell)
         self.cluster: Optional[Cluster] = None
 
-    def _split(self, magic: str, line: str) -> List[str]:
-        try:
-            return shlex.split(line)
-        except ValueError as e:
-            raise UsageError(f"{magic}: {e}") from None
-
     def _require(self) -> Cluster:
         if self.cluster is None:
             raise UsageError("no cluster: start one with '%tf_cluster start --ps 1 --workers 2' "
@@ -85,36 +60,67 @@ class ClusterMagics(Magics):
                              "--workers 1,2'")
         return self.cluster
 
+    @magic_arguments()
+    @subcommand(
+        "start", "Start ps and worker tasks, each on an ipyparallel engine of its own, and show "
+                 "the status table.",
+        argument("--ps", type=int, default=1, metavar="N", help="ps tasks (default 1)"),
+        argument("--workers", type=int, default=2, metavar="N", help="worker tasks (default 2)"),
+        argument("--engines", default="local", metavar="LAUNCHER",
+                 help="an ipyparallel engine launcher: local (default), ssh, slurm, mpi, ..."),
+        argument("--hosts", default="", metavar="HOSTS",
+                 help="comma-separated hosts for the ssh launcher"),
+        argument("--gpus-per-worker", type=int, default=0, metavar="N",
+                 help="GPUs each worker task sees (default 0)"),
+        argument("--profile", default=None, metavar="P", help="the ipyparallel profile"),
+        argument("--controller-ip", default=None, metavar="IP",
+                 help="the address the controller listens on"),
+        argument("--location", default=None, metavar="HOST",
+                 help="the controller's address as the engines reach it"),
+        argument("--timeout", type=float, default=120.0, metavar="S",
+                 help="seconds the tasks have to come up (default 120)"))
+    @subcommand(
+        "attach", "Give the roles to the engines of a running ipyparallel cluster.",
+        argument("--workers", type=_indices, required=True, metavar="IDS",
+                 help="comma-separated engine ids of the worker tasks"),
+        argument("--ps", type=_indices, default=[0], metavar="IDS",
+                 help="comma-separated engine ids of the ps tasks (default 0)"),
+        argument("--profile", default="default", metavar="P",
+                 help="its ipyparallel profile (default: default)"),
+        argument("--cluster-id", default="", metavar="ID", help="its ipyparallel cluster id"))
+    @subcommand("status", "The status table: each task's engine, host, address, devices, "
+                          "state, global step and throughput (the default).")
+    @subcommand("wait", "Wait for the cells run with --no-block: show their output and errors.",
+                argument("--timeout", type=float, default=None, metavar="S",
+                         help="give up after S seconds"))
+    @subcommand("interrupt", "Interrupt the cells running on every task (KeyboardInterrupt).")
+    @subcommand("stop", "Stop the cluster: its servers, engines and controller exit.")
     @line_magic
     def tf_cluster(self, line: str = ""):
-        """%tf_cluster start|attach|status|wait|interrupt|stop (see the module's help)."""
-        args = self._split("%tf_cluster", line)
-        command, rest = (args[0], args[1:]) if args else ("status", [])
+        """Start, attach to, watch or stop this kernel's TensorFlow cluster."""
+        args = parse_line(self.tf_cluster, line)
+        command = args.subcommand or "status"
         try:
             if command == "start":
-                return self._start(_start_parser().parse_args(rest))
+                return self._start(args)
             if command == "attach":
-                return self._attach(_attach_parser().parse_args(rest))
-            if command == "status" and not rest:
+                return self._attach(args)
+            if command == "status":
                 return self._require().status()
             if command == "wait":
-                p = _Parser(prog="%tf_cluster wait", add_help=False)
-                p.add_argument("--timeout", type=float, default=None)
-                self._require().wait(p.parse_args(rest).timeout)
+                self._require().wait(args.timeout)
                 return None
-            if command == "interrupt" and not rest:
+            if command == "interrupt":
                 self._require().interrupt()
                 print("Sent KeyboardInterrupt to every task's engine.")
                 return None
-            if command == "stop" and not rest:
+            if command == "stop":
                 cluster, self.cluster = self._require(), None
                 cluster.stop()
                 print("Cluster stopped: its engines, controller and servers have exited.")
-                return None
+            return None
         except ClusterError as e:
             raise UsageError(str(e)) from None
-        raise UsageError(f"usage: %tf_cluster [start ... | attach ... | status | wait | "
-                         f"interrupt | stop]; got {line.strip()!r}")
 
     def _start(self, a) -> object:
         if self.cluster is not None:
@@ -138,8 +144,9 @@ class ClusterMagics(Magics):
                                       cluster_id=a.cluster_id)
         return self.cluster.status()
 
-    def _run_cell(self, magic: str, job: str, line: str, cell: str):
-        a = _cell_parser(magic).parse_args(self._split(magic, line))
+    def _run_cell(self, magic_func, job: str, line: str, cell: str):
+        magic = "%%" + magic_func.__name__
+        a = parse_line(magic_func, line, magic)
         cluster = self._require()
         try:
             run = cluster.run(cell, job=job, tasks=a.tasks, block=not a.no_block,
@@ -151,15 +158,19 @@ class ClusterMagics(Magics):
                   "the output and any errors.")
         return None
 
+    @magic_arguments("%tf_worker")
+    @_runs_cells
     @cell_magic
     def tf_worker(self, line: str, cell: str):
-        """%%tf_worker [--tasks 0,1] [--no-block] [--timeout S]: run the cell on worker tasks.
+        """Run the cell on the worker tasks, each line of output prefixed with its task.
 
         The cell sees tf, cluster, server, job_name, task_index, is_chief and num_workers.
         """
-        return self._run_cell("%%tf_worker", "worker", line, cell)
+        return self._run_cell(self.tf_worker, "worker", line, cell)
 
+    @magic_arguments("%tf_ps")
+    @_runs_cells
     @cell_magic
     def tf_ps(self, line: str, cell: str):
-        """%%tf_ps [--tasks 0] [--no-block] [--timeout S]: run the cell on the ps tasks."""
-        return self._run_cell("%%tf_ps", "ps", line, cell)
+        """Run the cell on the ps tasks (it sees the names %%tf_worker's cells see)."""
+        return self._run_cell(self.tf_ps, "ps", line, cell)

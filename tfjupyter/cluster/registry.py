@@ -150,7 +150,7 @@ def _process_create_time(pid: int) -> float:
 # -- writing --------------------------------------------------------------------------------------
 def entry_for(cluster) -> dict:
     """The registry entry of a started (or attached) ``Cluster``."""
-    ipp = cluster._ipp
+    ipp = cluster.ipyparallel_cluster
     if ipp is not None:
         profile_dir, cluster_file = ipp.profile_dir, ipp.cluster_file or ""
     else:  # attached: ipyparallel's own cluster is someone else's to stop

@@ -48,6 +48,7 @@ class Run:
         self._printed: Dict[tuple, int] = {}
         self._partial: Dict[tuple, str] = {}
         self.started = time.time()
+        self.reported = False   # result() has returned its values or raised its errors
 
     # -- state -----------------------------------------------------------------------------------
     def done(self) -> bool:
@@ -119,6 +120,7 @@ class Run:
                 failures[task] = (type(value).__name__, str(value), None)
             else:
                 results[task] = value
+        self.reported = True
         if failures:
             raise TaskError(self.what, failures)
         return results

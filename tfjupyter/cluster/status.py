@@ -5,9 +5,12 @@ import time
 from dataclasses import dataclass
 from typing import Dict, List, Optional
 
-from ..magics import _html_table, _text_table
+from ..framework.device import local_device
+from ..tables import html_table, text_table
 
-__all__ = ["StatusRow", "StatusTable"]
+__all__ = ["StatusRow", "StatusTable", "RECENT_STEP_S", "alive_state"]
+
+RECENT_STEP_S = 2.0   # a task that stepped this recently counts as running
 
 HEADER = ("task", "engine", "host", "pid", "address", "devices", "state", "global step",
           "steps/s", "examples/s")
@@ -34,10 +37,23 @@ class StatusRow:
                 f"{self.steps_per_sec:.1f}", f"{self.examples_per_sec:.0f}"]
 
 
+def alive_state(last_step_time: Optional[float], busy: bool = False,
+                now: Optional[float] = None) -> str:
+    """"running" or "idle", for a task that answers its telemetry polls.
+
+    Running while a cell runs on it (``busy``) or when its last step (``last_step_time``, by
+    ``time.time()``) ended less than RECENT_STEP_S ago; the status table and the cluster panel
+    both decide this way.
+    """
+    now = time.time() if now is None else now
+    recent = last_step_time is not None and now - last_step_time < RECENT_STEP_S
+    return "running" if busy or recent else "idle"
+
+
 def describe_devices(devices: List[dict]) -> str:
     parts = []
     for d in devices:
-        short = d["name"].rpartition("/device:")[2] or d["name"]
+        short = local_device(d["name"])
         if d.get("type") == "GPU":
             gpu = d.get("description", "").partition("name: ")[2].partition(",")[0]
             memory = d.get("memory_bytes")
@@ -67,8 +83,7 @@ class StatusTable:
                 if seen.state == "dead":
                     state, error = "dead", seen.error or ""
                 elif seen.state == "alive":
-                    recent = seen.last_step_time is not None and now - seen.last_step_time < 2
-                    state = "running" if task.name in busy or recent else "idle"
+                    state = alive_state(seen.last_step_time, task.name in busy, now)
             if task.engine_id not in engine_ids and state != "dead":
                 state, error = "dead", "its engine left the ipyparallel cluster"
             rows.append(StatusRow(task.name, task.engine_id, task.host, task.pid, task.address,
@@ -87,9 +102,9 @@ class StatusTable:
         raise KeyError(task)
 
     def __str__(self) -> str:
-        return "\n".join([self.caption] + _text_table(HEADER, [r.cells() for r in self.rows]))
+        return "\n".join([self.caption] + text_table(HEADER, [r.cells() for r in self.rows]))
 
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        return _html_table(self.caption, HEADER, [r.cells() for r in self.rows])
+        return html_table(self.caption, HEADER, [r.cells() for r in self.rows])

@@ -1,18 +1,56 @@
-"""ClusterSpec: the jobs of a cluster and the network address of each of their tasks."""
+"""ClusterSpec: the jobs of a cluster and the network address of each of their tasks; and the
+one rule for whether a host or a task's address is this machine."""
 from __future__ import annotations
 
-from typing import Dict, List, Mapping, Optional, Sequence, Union
+import ipaddress
+import socket
+from typing import Dict, FrozenSet, List, Mapping, Optional, Union
 
 from ..framework.device import _JOB_RE
 
-__all__ = ["ClusterSpec", "is_loopback"]
+__all__ = ["ClusterSpec", "address_host", "is_loopback", "is_loopback_host", "is_this_host"]
 
-_LOOPBACK_HOSTS = frozenset(["localhost", "127.0.0.1", "::1", "ip6-localhost"])
+_LOOPBACK_NAMES = frozenset(["localhost", "ip6-localhost", "ip6-loopback"])
+_own_names: Optional[FrozenSet[str]] = None
+
+
+def address_host(address: str) -> str:
+    """The host of a task address: 'gpu1:2222' -> 'gpu1', '[::1]:2222' -> '::1'."""
+    return address.rpartition(":")[0].strip("[]")
+
+
+def is_loopback_host(host: str, resolve: bool = False) -> bool:
+    """Whether ``host`` is reached over this machine's loopback: a loopback name, or an address
+    in 127.0.0.0/8 or ::1. With ``resolve``, also a name that resolves to one (asks DNS)."""
+    host = host.strip("[]")
+    if host in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        pass
+    if not resolve:
+        return False
+    try:
+        return ipaddress.ip_address(socket.gethostbyname(host)).is_loopback
+    except (OSError, ValueError):
+        return False
 
 
 def is_loopback(address: str) -> bool:
-    """Whether a task address (``host:port``) names this machine by a loopback name."""
-    return address.rpartition(":")[0].strip("[]") in _LOOPBACK_HOSTS
+    """Whether a task address ('host:port') is on this machine's loopback."""
+    return is_loopback_host(address_host(address))
+
+
+def is_this_host(host: str) -> bool:
+    """Whether ``host``, as a task, a kernel or an address names it, is this machine: a loopback
+    name or address, or this machine's own name (short or fully qualified)."""
+    global _own_names
+    if is_loopback_host(host):
+        return True
+    if _own_names is None:   # getfqdn may ask DNS: once per process
+        _own_names = frozenset([socket.gethostname(), socket.getfqdn()])
+    return host.strip("[]") in _own_names
 
 
 class ClusterSpec:

@@ -29,7 +29,7 @@ from ..runtime.executor import StepStats, needed_ops
 from . import protocol_pb2 as pb
 from . import local_push, shm, wire
 from .auth import TOKEN_METADATA_KEY, TlsConfig, token_for_target
-from .cluster import is_loopback
+from .cluster import address_host, is_this_host
 from .worker import LocalStep, _error_from_status, make_channel, rpc_error
 
 __all__ = ["ClusterConnection", "DistributedPlan"]
@@ -196,7 +196,7 @@ def _token_for(target: str, address: str, config, deadline: float) -> str:
     token = known()
     if token:
         return token
-    if not _is_this_host(address):
+    if not is_this_host(address_host(address)):
         raise errors.UnauthenticatedError(
             None, None, f"No cluster token known for {target}: set TFJUPYTER_CLUSTER_TOKEN or "
             "ConfigProto(cluster_token=...) to the token of the server's cluster")
@@ -215,11 +215,6 @@ def _token_for(target: str, address: str, config, deadline: float) -> str:
     return token
 
 
-def _is_this_host(address: str) -> bool:
-    import socket
-    return is_loopback(address) or address.rpartition(":")[0] == socket.gethostname()
-
-
 def _control_sources_without_groups(ops: Sequence[Operation], targets: Sequence[Operation]
                                     ) -> Dict[Operation, List[Operation]]:
     """Each op's control inputs, with the groups (NoOps) that the step does not target replaced
@@ -231,13 +226,13 @@ def _control_sources_without_groups(ops: Sequence[Operation], targets: Sequence[
     """
     targets = set(targets)
     groups = {op for op in ops if op.type == "NoOp" and op not in targets
-              and not op._inputs}
+              and not op.inputs}
     if not groups:
-        return {op: op._control_inputs for op in ops}
+        return {op: op.control_inputs for op in ops}
     expanded: Dict[Operation, List[Operation]] = {}
     for op in ops:   # dependencies first: a group's own groups are already expanded
         out: Dict[Operation, None] = {}
-        for c in op._control_inputs:
+        for c in op.control_inputs:
             for source in (expanded[c] if c in groups else [c]):
                 out[source] = None
         expanded[op] = list(out)
@@ -278,7 +273,7 @@ class DistributedPlan:
 
     # -- building ----------------------------------------------------------------------------
     def _partition(self) -> List[_Partition]:
-        assigned = self.session._placer.assigned
+        assigned = self.session.placer.assigned
         partitions: Dict[Tuple[str, int], _Partition] = {}
 
         def partition_of(device: Device) -> _Partition:
@@ -309,7 +304,7 @@ class DistributedPlan:
             src = partition_of(src_device)
             if src is part:
                 return part.copies[t.op].outputs[t.value_index]
-            if t.op.type == "Const" and not t.op._control_inputs:
+            if t.op.type == "Const" and not t.op.control_inputs:
                 # Its value is in the graph: a copy here costs nothing per step, a _Recv a leg.
                 return self._copy(part, t.op, [], device).outputs[t.value_index]
             key = (t, part)
@@ -325,7 +320,7 @@ class DistributedPlan:
             part = partition_of(device)
             refs = op.op_def.ref_inputs
             inputs = []
-            for k, t in enumerate(op._inputs):
+            for k, t in enumerate(op.inputs):
                 if k in refs and assigned[t.op] is not device:
                     raise errors.InvalidArgumentError(
                         None, op, f"'{op.name}' writes variable '{t.op.name}' but is placed on "

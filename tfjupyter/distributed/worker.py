@@ -102,13 +102,13 @@ class _PartitionHost:
     """What executor.Plan needs of a session, for the partitions registered on this task."""
 
     def __init__(self, devices: List[Device]):
-        self._placer = Placer(devices, allow_soft_placement=False)
+        self.placer = Placer(devices, allow_soft_placement=False)
         self._lock = threading.Lock()
 
     def _place(self, ops):
         with self._lock:
-            self._placer.place(ops)
-            return [self._placer.records[op] for op in ops]
+            self.placer.place(ops)
+            return [self.placer.records[op] for op in ops]
 
 
 class _RegisteredGraph:

@@ -19,7 +19,8 @@ task, every scalar summary, placement), ``cells.jsonl`` and ``cells.ipynb`` (the
 ran), ``graphs/<task>.pb`` (GraphDefs with assigned devices) and one TensorBoard run per task
 (``local/``, ``worker_0/``...: scalars and the graph; ``tensorboard --logdir experiments``
 compares experiments side by side). Modules: store (crash-safe files), environment, sessions
-(graphs and checkpoints), recorder (``Experiment``), record (``load``), compare, hook, magics.
+(graphs and checkpoints), cells (the cells that ran), tensorboard_writer (the TensorBoard runs),
+recorder (``Experiment``: its lifecycle and timeline), record (``load``), compare, hook, magics.
 """
 from .compare import Comparison, compare
 from .hook import ExperimentHook

@@ -12,7 +12,7 @@ import html
 import uuid
 from typing import Dict, List, Optional, Sequence
 
-from ..widgets.snapshot import html_table
+from ..tables import html_table, text_table
 from .record import ExperimentRecord, Table, _cell, load, minimized
 
 __all__ = ["Comparison", "compare"]
@@ -104,9 +104,7 @@ class Comparison:
 
     def __repr__(self) -> str:
         header = [c.replace("config.", "") for c in self.table.columns]
-        rows = [header] + self._cells()
-        widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-        return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+        return "\n".join(text_table(header, self._cells()))
 
     def table_html(self) -> str:
         caption = f"{len(self.records)} experiments"

@@ -52,8 +52,8 @@ class ExperimentHook(SessionRunHook):
         self._owned = True
 
     def after_create_session(self, session, coord) -> None:
-        if self.experiment is not None and self.experiment._tracker is not None:
-            self.experiment._tracker.add(session)   # known before its first step record
+        if self.experiment is not None and self.experiment.running:
+            self.experiment.track_session(session)   # known before its first step record
 
     def end(self, session) -> None:
         self._end("finished", None)

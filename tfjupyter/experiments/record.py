@@ -12,9 +12,10 @@ import socket
 import time
 from typing import Dict, Iterator, List, Optional, Sequence
 
-from ..widgets.snapshot import html_table
+from ..tables import html_table, text_table
 from . import store
-from .recorder import DEFAULT_DIR, run_dir
+from .recorder import DEFAULT_DIR
+from .tensorboard_writer import run_dir
 
 __all__ = ["ExperimentRecord", "Table", "load", "resolve", "read_cells", "NotARecord"]
 
@@ -97,11 +98,12 @@ def _cell(value) -> str:
 
 
 def read_cells(path: str) -> List[dict]:
-    """The cells recorded in ``path``: one per execution count (the last line written for it,
-    which knows whether it succeeded), in the order they first ran."""
+    """The cells recorded in ``path``: one per cell (the last line written for it, which knows
+    whether it succeeded), in the order they first ran. Records written before lines had a
+    ``cell`` number name a cell by its execution count."""
     cells: Dict[object, dict] = {}
     for i, line in enumerate(store.read_jsonl(os.path.join(path, store.CELLS))):
-        key = line.get("execution_count")
+        key = line["cell"] if "cell" in line else line.get("execution_count")
         key = ("line", i) if key is None else key
         if key in cells:
             cells[key].update(line)
@@ -321,9 +323,8 @@ class ExperimentRecord:
         return rows
 
     def __repr__(self) -> str:
-        width = max(len(r[0]) for r in self.summary_rows())
         return "\n".join([f"Experiment {self.id!r} ({self.path})"] +
-                         [f"  {k.ljust(width)}  {v}" for k, v in self.summary_rows()])
+                         ["  " + line for line in text_table((), self.summary_rows())])
 
     def _repr_html_(self) -> str:
         return html_table(f"Experiment {self.id} ({self.path})", ["", ""],

@@ -37,11 +37,14 @@ import time
 import weakref
 from typing import Dict, List, Optional
 
+from ..framework.device import short_task
 from ..runtime import events
 from . import store
+from .cells import CellCapture, write_notebook
 from .environment import environment
 from .sessions import (SessionTracker, collect, find_checkpoint, graph_def_from_placement,
                        install)
+from .tensorboard_writer import TensorBoardWriter, run_dir
 
 __all__ = ["Experiment", "current", "DEFAULT_DIR", "SCALARS_PER_FLUSH"]
 
@@ -58,19 +61,6 @@ _running: "weakref.WeakSet[Experiment]" = weakref.WeakSet()
 def current() -> Optional["Experiment"]:
     """The experiment started last in this process that has not ended, if any."""
     return _current if _current is not None and _current.running else None
-
-
-def short_task(name: str) -> str:
-    """'/job:worker/replica:0/task:1' -> 'worker:1' (other names unchanged)."""
-    if name.startswith("/job:"):
-        parts = dict(p.split(":", 1) for p in name.strip("/").split("/") if ":" in p)
-        return f"{parts.get('job', '?')}:{parts.get('task', '0')}"
-    return name
-
-
-def run_dir(task: str) -> str:
-    """The TensorBoard run (sub-folder) of a task: 'worker:0' -> 'worker_0'."""
-    return task.replace(":", "_").replace("/", "_")
 
 
 class _Task:
@@ -129,7 +119,7 @@ class Experiment:
         self._watchers: list = []
         self._inbox: collections.deque = collections.deque()
         self._tasks: Dict[str, _Task] = {}
-        self._writers: dict = {}                 # task -> summary FileWriter
+        self._tensorboard: Optional[TensorBoardWriter] = None
         self._own_tasks: set = set()             # cluster tasks served by this very process
         self._placed: set = set()                # (task, op) of the placement lines written
         self._graphs_written: Dict[int, int] = {}  # local session id -> placed ops when written
@@ -139,9 +129,7 @@ class Experiment:
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
         self._tracker: Optional[SessionTracker] = None
-        self._cells: Optional[store.JsonLines] = None
-        self._cell_numbers: set = set()
-        self._start_cell: Optional[int] = None
+        self._cells: Optional[CellCapture] = None
         self._events: Optional[store.JsonLines] = None
 
     # -- lifecycle ---------------------------------------------------------------------------------
@@ -159,7 +147,7 @@ class Experiment:
         self.id = os.path.basename(self.path)
         self.started = time.time()
         self._events = store.JsonLines(os.path.join(self.path, store.EVENTS))
-        self._cells = store.JsonLines(os.path.join(self.path, store.CELLS))
+        self._tensorboard = TensorBoardWriter(self.path, on_new_run=self._note_run)
         if self._shell is None:
             self._shell = _ipython()
         self.meta = {
@@ -179,8 +167,8 @@ class Experiment:
         for cluster in clusters:
             self._follow(cluster)
         if self._shell is not None:
-            self._record_current_cell(start=True)
-            self._shell.events.register("post_run_cell", self._post_run_cell)
+            self._cells = CellCapture(self._shell, self.path)
+            self._cells.start()
         self._thread = threading.Thread(target=self._run, name=f"tfjupyter-experiment-{self.id}",
                                         daemon=True)
         self._thread.start()
@@ -198,8 +186,8 @@ class Experiment:
             raise RuntimeError(f"experiment {self.name!r} has already ended ({self.status})")
         try:
             self._stop_listening()
-            if self._shell is not None:
-                self._record_current_cell(start=False)
+            if self._cells is not None:
+                self._cells.stop()
             for cluster in self.clusters:
                 self._collect_from_engines(cluster)
             self._write_local_graphs(final=True)
@@ -216,6 +204,13 @@ class Experiment:
         from .record import load
         return load(self.path)
 
+    def track_session(self, session) -> None:
+        """Records ``session`` (a tf.Session) from now on, before its first step: its graph
+        and the devices it assigns (sessions are otherwise found at their first step)."""
+        if not self.running:
+            raise RuntimeError(f"experiment {self.name!r} is not running ({self.status})")
+        self._tracker.add(session)
+
     def abandon(self, reason: str = "the process exited before the experiment ended") -> None:
         """Ends the record as ``interrupted`` without asking engines anything (atexit)."""
         if self.status == "running":
@@ -230,11 +225,6 @@ class Experiment:
                 watcher.flush()   # the tasks' last records (up to a poll interval of them)
             watcher.remove_callback(self._inbox.append)
             watcher.close()
-        if self._shell is not None:
-            try:
-                self._shell.events.unregister("post_run_cell", self._post_run_cell)
-            except ValueError:
-                pass
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(30)
@@ -243,14 +233,14 @@ class Experiment:
             self._tracker.close()
 
     def _finish(self, status: str, error: Optional[str]) -> None:
-        for writer in self._writers.values():
-            writer.close()
+        self._tensorboard.close()
         self._events.close()
-        self._cells.close()
-        self._write_notebook()
+        if self._cells is not None:
+            self._cells.close()
+        cells = write_notebook(self.path, self.name, self.id)
         self.status = status
         with self._meta_lock:
-            self.meta.update(status=status, ended=time.time(), error=error)
+            self.meta.update(status=status, ended=time.time(), error=error, cells=cells)
         self._write_meta()
         _running.discard(self)
 
@@ -303,19 +293,25 @@ class Experiment:
         self._on_engines(cluster, idle, install)
 
     def _on_engines(self, cluster, tasks, fn, *args) -> Dict[str, object]:
-        """``fn(*args)`` on the engines of ``tasks``; task -> result (errors are logged in
-        the metadata, never raised: a record is worth keeping without the engines' part)."""
-        pending = {}
+        """``fn(*args)`` on the engines of ``tasks``, all at once; task -> result (errors are
+        noted in the metadata, never raised: a record is worth keeping without the engines'
+        part). One run per task, so that each task's answer is kept whatever the others do."""
+        from ..cluster import TaskError
+        runs = {}
         for task in tasks:
             try:
-                pending[task.name] = cluster.client[task.engine_id].apply_async(fn, *args)
+                runs[task.name] = cluster.run(fn, *args, job=task.job, tasks=[task.index],
+                                              block=False)
             except Exception as e:
                 self._note(f"{task.name}: {fn.__name__}: {type(e).__name__}: {e}")
         results = {}
         deadline = time.monotonic() + ENGINE_TIMEOUT
-        for name, async_result in pending.items():
+        for name, run in runs.items():
             try:
-                results[name] = async_result.get(max(0.1, deadline - time.monotonic()))
+                results.update(run.result(max(0.1, deadline - time.monotonic())))
+            except TaskError as e:
+                for failed, (error, message, _) in e.failures.items():
+                    self._note(f"{failed}: {fn.__name__}: {error}: {message}")
             except Exception as e:
                 self._note(f"{name}: {fn.__name__}: {type(e).__name__}: {e}")
         return results
@@ -391,14 +387,10 @@ class Experiment:
                                         "assigned": record.assigned, "reason": record.reason})
 
     def _write_graph(self, task: str, graph_def, session: Optional[int], fetched: bool) -> None:
-        from tensorboard.compat.proto import event_pb2
         os.makedirs(os.path.join(self.path, "graphs"), exist_ok=True)
         name = os.path.join("graphs", run_dir(task) + ".pb")
         store.write_bytes(os.path.join(self.path, name), graph_def.SerializeToString())
-        writer = self._writer(task)
-        writer.add_event(event_pb2.Event(wall_time=time.time(),
-                                         graph_def=graph_def.SerializeToString()))
-        writer.flush()
+        self._tensorboard.graph(task, graph_def)
         with self._meta_lock:
             self.meta["graphs"][task] = {"file": name, "session": session,
                                          "nodes": len(graph_def.node), "edges": fetched}
@@ -419,56 +411,16 @@ class Experiment:
             if known is None or found["written"] > known["written"]:
                 self.meta["checkpoint"] = dict(found, task=task)
 
-    # -- cells -------------------------------------------------------------------------------------
-    def _record_current_cell(self, start: bool) -> None:
-        """The cell running now (the one that starts or ends the experiment)."""
-        shell = self._shell
-        number = getattr(shell, "execution_count", None)
-        history = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
-        if not isinstance(number, int) or not history or number >= len(history):
-            return
-        if start:
-            self._start_cell = number
-        elif number in self._cell_numbers:
-            return   # a `with Experiment(...)` cell: recorded at the start
-        self._cell(number, history[number], None, None)
-
-    def _post_run_cell(self, result) -> None:
-        info = getattr(result, "info", None)
-        code = getattr(info, "raw_cell", None)
-        number = getattr(result, "execution_count", None)
-        if code is None:
-            return
-        error = result.error_in_exec or result.error_before_exec
-        self._cell(number, code, bool(result.success),
-                   f"{type(error).__name__}: {error}" if error is not None else None)
-
-    def _cell(self, number, code: str, success, error) -> None:
-        if self._cells is None:
-            return
-        self._cell_numbers.add(number)
-        self._cells.write({"execution_count": number, "code": code, "success": success,
-                           "error": error, "t": time.time()})
-        self._cells.flush()
-
-    def _write_notebook(self) -> None:
-        """cells.ipynb: the recorded cells as a notebook, to run the experiment again."""
-        from .record import read_cells
-        cells = read_cells(self.path)
-        notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": {
-            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-            "tfjupyter_experiment": {"name": self.name, "id": self.id}},
-            "cells": [{"cell_type": "code", "id": f"cell-{i}", "metadata": {},
-                       "execution_count": None, "outputs": [], "source": c["code"]}
-                      for i, c in enumerate(cells)]}
-        store.write_json(os.path.join(self.path, "cells.ipynb"), notebook)
-        with self._meta_lock:
-            self.meta["cells"] = len(cells)
-
     # -- metadata ----------------------------------------------------------------------------------
     def _write_meta(self) -> None:
         with self._meta_lock:
             store.write_json(os.path.join(self.path, store.METADATA), self.meta)
+
+    def _note_run(self, task: str, run: str) -> None:
+        """A task's TensorBoard run was made: listed in the metadata."""
+        with self._meta_lock:
+            self.meta["runs"][task] = run
+        self._write_meta()
 
     # -- the flusher -------------------------------------------------------------------------------
     def _run(self) -> None:
@@ -527,8 +479,7 @@ class Experiment:
         if final or now - self._last_sync >= SYNC_EVERY:
             self._last_sync = now
             self._events.sync()
-        for writer in self._writers.values():
-            writer.flush()
+        self._tensorboard.flush()
 
     def _tasks_get(self, name: str) -> _Task:
         task = self._tasks.get(name)
@@ -586,9 +537,10 @@ class Experiment:
                 "total_steps": task.steps(), "total_examples": task.examples}
         self._events.write(line)
         step = line["global_step"] if line["global_step"] is not None else line["total_steps"]
-        self._tb_scalar(name, "throughput/steps_per_sec", line["steps_per_sec"], step, w["t"])
-        self._tb_scalar(name, "throughput/examples_per_sec", line["examples_per_sec"], step,
-                        w["t"])
+        self._tensorboard.scalar(name, "throughput/steps_per_sec", line["steps_per_sec"], step,
+                                 w["t"])
+        self._tensorboard.scalar(name, "throughput/examples_per_sec", line["examples_per_sec"],
+                                 step, w["t"])
 
     def _write_scalars(self, scalars: dict) -> None:
         for (name, tag), points in scalars.items():
@@ -599,7 +551,7 @@ class Experiment:
             for step, value, t in points:
                 self._events.write({"kind": "scalar", "task": name, "tag": tag, "value": value,
                                     "step": step, "t": t})
-                self._tb_scalar(name, tag, value, step, t)
+                self._tensorboard.scalar(name, tag, value, step, t)
 
     def _telemetry(self, event, scalars: dict, placement: List[dict]) -> None:
         kind, data, name = event.kind, event.data, short_task(event.task)
@@ -625,28 +577,6 @@ class Experiment:
             placement.append({"kind": "placement", "task": name, "op": data["op"],
                               "type": data["type"], "requested": data["requested"],
                               "assigned": data["assigned"], "reason": data["reason"]})
-
-    # -- TensorBoard -----------------------------------------------------------------------------
-    def _writer(self, task: str):
-        writer = self._writers.get(task)
-        if writer is None:
-            from ..summary.writer import FileWriter
-            run = run_dir(task)
-            os.makedirs(os.path.join(self.path, run), exist_ok=True)
-            writer = self._writers[task] = FileWriter(os.path.join(self.path, run),
-                                                      flush_secs=1)
-            with self._meta_lock:
-                self.meta["runs"][task] = run
-            self._write_meta()
-        return writer
-
-    def _tb_scalar(self, task: str, tag: str, value: float, step: int, t: float) -> None:
-        from tensorboard.compat.proto import event_pb2, summary_pb2
-        summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag,
-                                                                       simple_value=value)])
-        self._writer(task).add_event(event_pb2.Event(wall_time=t, step=int(step),
-                                                     summary=summary))
-
 
 def _ipython():
     try:

@@ -4,8 +4,8 @@ A ``SessionTracker`` listens to ``runtime.events`` "step" records. The first tim
 appears it takes the session object from ``client.session.last_run_session()`` (set by the run
 that published the record, on the same thread, just before) and keeps its graph and placer.
 Later records of known sessions cost one set lookup. The same tracker runs inside cluster
-tasks' engines (``install``/``collect``, called through ipyparallel while the engines are idle),
-since between-graph training builds and runs its graphs there.
+tasks' engines (``install``/``collect``, which the recorder runs there with ``Cluster.run`` while
+the engines are idle), since between-graph training builds and runs its graphs there.
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ class SessionTracker:
         """Tracks ``session`` (a tf.Session) explicitly (ExperimentHook knows its session)."""
         with self._lock:
             if session.id not in self.sessions:
-                self.sessions[session.id] = {"graph": session.graph, "placer": session._placer,
+                self.sessions[session.id] = {"graph": session.graph, "placer": session.placer,
                                              "config": repr(session.config),
                                              "target": session.target, "first_run": time.time(),
                                              "devices": [{"name": d.name,
@@ -144,7 +144,7 @@ def find_checkpoint(roots: List[str], since: float, max_depth: int = 3,
     return best
 
 
-# -- inside a cluster task's engine (called through ipyparallel) -----------------------------------
+# -- inside a cluster task's engine (the recorder runs these there with Cluster.run) ---------------
 _engine_tracker: Optional[SessionTracker] = None
 
 

@@ -2,13 +2,15 @@
 
 A full name is ``/job:J/replica:R/task:T/device:TYPE:N``; every field is optional.
 Legacy forms ``/cpu:0`` and ``/gpu:1`` and the wildcard ``*`` for the index are accepted.
+The short names the notebook shows (``worker:1``, ``worker:1/GPU:0``, ``GPU:0``) are made here too.
 """
 from __future__ import annotations
 
 import re
 from typing import Optional, Union
 
-__all__ = ["DeviceSpec", "canonical_name", "merge_device"]
+__all__ = ["DeviceSpec", "canonical_name", "merge_device", "short_task", "short_device",
+           "local_device"]
 
 _JOB_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
@@ -162,3 +164,43 @@ def merge_device(outer: Union[None, str, DeviceSpec], inner: Union[None, str, De
     merged = as_spec(outer).copy()
     merged.merge_from(as_spec(inner))
     return merged.to_string()
+
+
+# -- short names, for tables, legends and dashboards -----------------------------------------------
+# A full task name is "/job:J/replica:R/task:T"; this process's own sessions place onto task
+# /job:localhost/replica:0/task:0, which needs no name of its own where it is the only task.
+_LOCAL_TASK = ("localhost", "0")
+
+
+def _job_and_task(name: str) -> Optional[tuple]:
+    """(job, task) of a full name ("/job:worker/.../task:1..."), task "0" when not given;
+    None for a name that does not start with a job."""
+    if not name.startswith("/job:"):
+        return None
+    fields = dict(part.split(":", 1) for part in name.strip("/").split("/") if ":" in part)
+    return fields.get("job", "?"), fields.get("task", "0")
+
+
+def short_task(name: str) -> str:
+    """'/job:worker/replica:0/task:1' (or a device of it) -> 'worker:1'; a name that does not
+    start with a job ('local', 'worker:1') is returned as it is."""
+    job_task = _job_and_task(name)
+    return name if job_task is None else ":".join(job_task)
+
+
+def local_device(name: str) -> str:
+    """'/job:worker/replica:0/task:1/device:GPU:0' -> 'GPU:0': the device within its task; a
+    name without a device part is returned as it is."""
+    return name.rpartition("/device:")[2] or name
+
+
+def short_device(name: str) -> str:
+    """'/job:worker/replica:0/task:1/device:GPU:0' -> 'worker:1/GPU:0'; a device of this
+    process's own task (/job:localhost/replica:0/task:0) -> 'GPU:0'; a name that does not
+    start with a job is returned as it is."""
+    job_task = _job_and_task(name)
+    if job_task is None:
+        return name
+    device = name.rpartition("/device:")[2] if "/device:" in name else ""
+    task = "" if job_task == _LOCAL_TASK else ":".join(job_task)
+    return "/".join(part for part in (task, device) if part) or ":".join(job_task)

@@ -43,7 +43,7 @@ class FuncGraph(Graph):
         self._colocation_stack = list(outer_graph._colocation_stack)
         self.seed = outer_graph.seed
         self._gradient_override_map = outer_graph._gradient_override_map
-        from ..variable_scope import _scope_store, _variable_store
+        from ..variable_scopes import _scope_store, _variable_store
         root = outermost_graph(outer_graph)
         self._variable_store = _variable_store(root)
         self._variable_scope = _scope_store(root)

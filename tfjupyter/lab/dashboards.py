@@ -12,8 +12,9 @@ __all__ = ["cluster_dashboard"]
 def cluster_dashboard(cluster_id: str):
     """A live ``tfjupyter.widgets.Dashboard`` of the cluster whose ``Cluster.id`` is
     ``cluster_id``, served by this process; ``LookupError`` if this process serves none."""
-    # At call time, not import time: the server extension imports tfjupyter.lab too, and needs
-    # neither Bokeh nor the cluster driver.
+    # At call time, not import time: the Jupyter server imports this module with tfjupyter.lab
+    # when it loads the server extension, which must not import Bokeh, the widgets or the TF
+    # API behind them (tests/test_light_imports.py).
     from ..cluster.cluster import serving_clusters
     from ..widgets import Dashboard
 

@@ -22,10 +22,11 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..client.session import BaseSession, last_run_session
-from ..framework.device import DeviceSpec
+from ..framework.device import DeviceSpec, local_device, short_device
 from ..framework.dtypes import DType
 from ..framework.ops import Graph, Operation
 from ..framework.tensor_shape import TensorShape
+from ..tables import Html, html_table, text_table
 from . import svg
 
 __all__ = ["MIME_TYPE", "GraphView", "show_graph", "graph_mimebundle", "as_session", "PALETTE",
@@ -107,10 +108,10 @@ class GraphView:
                  + (f", {soft} soft-placed" if soft else "")
                  + f"; {_plural(len(self.edges), 'edge')} ({counts['task']} cross-task, "
                  f"{counts['device']} cross-device)"]
-        width = max((len(d["short"]) for d in self.devices), default=0)
-        for d in self.devices:
-            lines.append(f"  {d['short'].ljust(width)}  {_plural(d['ops'], 'op')}"
-                         + (f", {d['soft']} soft-placed" if d["soft"] else ""))
+        per_device = [[d["short"], _plural(d["ops"], "op")
+                       + (f", {d['soft']} soft-placed" if d["soft"] else "")]
+                      for d in self.devices]
+        lines += ["  " + line for line in text_table((), per_device)]
         if doc["total_ops"] and not doc["placed"]:
             lines.append("  (not placed: run it in a session, or pass session=)")
         return "\n".join(lines)
@@ -190,7 +191,7 @@ def _subject(graph_or_session, session) -> Tuple[Graph, Optional[BaseSession], L
 def _records(session: BaseSession) -> Dict:
     # list() copies the dict in one C call, so a run placing ops in another thread cannot
     # change it under us.
-    return dict(list(session._placer.records.items()))
+    return dict(list(session.placer.records.items()))
 
 
 def _title(subject, session, records, title: Optional[str]) -> str:
@@ -221,10 +222,9 @@ def _devices(ops: Sequence[Operation], records: Dict) -> List[Dict]:
     devices = []
     for i, name in enumerate(order):
         spec = specs[name]
-        local = f"{spec.device_type}:{spec.device_index}"
         devices.append({
             "name": name,
-            "short": local if len(tasks) == 1 else f"{spec.job}:{spec.task}/{local}",
+            "short": local_device(name) if len(tasks) == 1 else short_device(name),
             "task": _task(spec), "type": spec.device_type or "", "color": PALETTE[i % len(PALETTE)],
             "ops": counts[name], "soft": soft[name]})
     return devices
@@ -264,14 +264,14 @@ def _document(title: str, ops: Sequence[Operation], records: Dict, devices: List
             "name": op.name, "type": op.type,
             "device": record.assigned if record is not None else "",
             "requested": op.device, "reason": reason, "soft": reason.startswith(_SOFT_PREFIX),
-            "inputs": [t.name for t in op._inputs] + ["^" + c.name for c in op._control_inputs],
-            "outputs": [{"dtype": t.dtype.name, "shape": str(t.shape)} for t in op._outputs],
+            "inputs": [t.name for t in op.inputs] + ["^" + c.name for c in op.control_inputs],
+            "outputs": [{"dtype": t.dtype.name, "shape": str(t.shape)} for t in op.outputs],
             "attrs": _attrs(op)})
-        for t in op._inputs:
+        for t in op.inputs:
             if t.op in listed:
                 edges.append({"source": t.op.name, "target": op.name, "tensor": t.name,
                               "control": False, "cross": cross(t.op, op)})
-        for c in op._control_inputs:
+        for c in op.control_inputs:
             if c in listed:
                 edges.append({"source": c.name, "target": op.name, "tensor": "",
                               "control": True, "cross": cross(c, op)})
@@ -329,7 +329,7 @@ def _plural(n: int, word: str) -> str:
 
 
 # -- the static HTML fallback -------------------------------------------------------------------------
-_CELL = "style='text-align:left;padding:1px 8px 1px 0'"
+_CELL = "text-align:left;padding:1px 8px 1px 0"
 
 
 def _fallback_html(view: GraphView) -> str:
@@ -385,33 +385,24 @@ def _legend(view: GraphView) -> str:
 
 
 def _device_table(view: GraphView) -> str:
-    esc = html.escape
     if not view.devices:
         return "<p>No op is placed yet: run the graph in a session to see its devices.</p>"
-    rows = "".join(
-        f"<tr><td {_CELL}>{_swatch(d['color'])}<span title='{esc(d['name'])}'>"
-        f"{esc(d['short'])}</span></td><td {_CELL}>{d['ops']}</td><td {_CELL}>{d['soft']}</td></tr>"
-        for d in view.devices)
+    rows = [[Html(f"{_swatch(d['color'])}<span title='{html.escape(d['name'])}'>"
+                  f"{html.escape(d['short'])}</span>"), d["ops"], d["soft"]]
+            for d in view.devices]
     unplaced = view.document["total_ops"] - sum(d["ops"] for d in view.devices)
     if unplaced:
-        rows += (f"<tr><td {_CELL}>{_swatch(UNPLACED_COLOR)}not placed</td>"
-                 f"<td {_CELL}>{unplaced}</td><td {_CELL}></td></tr>")
-    return (f"<table style='border-collapse:collapse;margin:4px 0;font-size:inherit'><thead><tr>"
-            f"<th {_CELL}>device</th><th {_CELL}>ops</th><th {_CELL}>soft-placed</th></tr>"
-            f"</thead><tbody>{rows}</tbody></table>")
+        rows.append([Html(f"{_swatch(UNPLACED_COLOR)}not placed"), unplaced, ""])
+    return html_table("", ["device", "ops", "soft-placed"], rows, cell_style=_CELL,
+                      table_style="border-collapse:collapse;margin:4px 0;font-size:inherit")
 
 
 def _op_table(doc: Dict) -> str:
-    esc = html.escape
     nodes = doc["nodes"][:_TABLE_ROWS]
-    rows = "".join(
-        "<tr>" + "".join(f"<td {_CELL}>{esc(text)}</td>" for text in (
-            n["name"], n["type"], n["requested"] or "-", n["device"] or "-", n["reason"] or "-"))
-        + "</tr>" for n in nodes)
+    rows = [[n["name"], n["type"], n["requested"] or "-", n["device"] or "-", n["reason"] or "-"]
+            for n in nodes]
     more = doc["total_ops"] - len(nodes)
     note = (f"<p>The first {len(nodes)} of {doc['total_ops']} ops are listed.</p>" if more else "")
-    head = "".join(f"<th {_CELL}>{h}</th>" for h in ("op", "type", "requested", "assigned",
-                                                     "reason"))
-    return (f"<details><summary>Ops ({doc['total_ops']})</summary>"
-            f"<table style='border-collapse:collapse;font-size:inherit'><thead><tr>{head}</tr></thead>"
-            f"<tbody>{rows}</tbody></table>{note}</details>")
+    table = html_table("", ["op", "type", "requested", "assigned", "reason"], rows,
+                       cell_style=_CELL, table_style="border-collapse:collapse;font-size:inherit")
+    return f"<details><summary>Ops ({doc['total_ops']})</summary>{table}{note}</details>"

@@ -1,13 +1,19 @@
 """The Jupyter server extension behind JupyterLab's cluster panel.
 
-Routes, under the server's ``base_url``; every one needs the server's authentication and its
-authorizer's leave for resource ``tfjupyter`` (a GET is a "read", a POST or DELETE a "write"); a
-request without either gets 403::
+A jupyter_server ``ExtensionApp`` (``TfjupyterExtension``), so that the server calls its
+``stop_extension`` at exit. Routes, under the server's ``base_url``; the API's need the server's
+authentication and its authorizer's leave for resource ``tfjupyter`` (a GET is a "read", a POST
+or DELETE a "write"); a request without either gets 403::
 
     GET    tfjupyter/api/clusters              every registered cluster and its tasks' status
     POST   tfjupyter/api/clusters/<id>/stop    stops it with ipyparallel (the kernel's Cluster
                                                raises a clear ClusterError at its next use)
     DELETE tfjupyter/api/clusters/<id>         forgets a stopped or orphaned cluster
+    GET    tfjupyter/static/bokeh/<version>/<file>
+                                               the installed bokeh's BokehJS files, for the
+                                               dashboards (bokehjs.py); public, as the
+                                               server's own static files: a 404 names the
+                                               version served when <version> differs
 
 Which clusters exist comes from the registry kernels write (``tfjupyter.cluster.registry``);
 how their tasks are comes over the tasks' own token-checked telemetry gRPC: one
@@ -27,6 +33,9 @@ token the registry holds). Errors are ``{"error": "..."}``, naming the cluster a
 The server's event loop never waits: registry files, psutil checks, creating and closing
 watchers and ipyparallel's stop run in the extension's thread pool; a watcher polls from its
 own thread and its snapshot is a copy taken under a lock.
+
+The server imports this module at start: it imports neither the TF API nor bokeh, numpy or
+ipyparallel (tests/test_lab_server.py measures it).
 """
 from __future__ import annotations
 
@@ -40,24 +49,26 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Dict, List, Optional, Set, Tuple
 
 import tornado.web
-from jupyter_server.auth.decorator import authorized
-from jupyter_server.base.handlers import APIHandler
-from jupyter_server.utils import url_path_join
+from jupyter_server.auth.decorator import allow_unauthenticated, authorized
+from jupyter_server.base.handlers import APIHandler, JupyterHandler
+from jupyter_server.extension.application import ExtensionApp
 from tornado.ioloop import PeriodicCallback
 
 from ..cluster import registry
-from ..cluster.cluster import await_first_replies, is_this_host, stop_ipyparallel
-from ..cluster.status import describe_devices
-from ..distributed import telemetry
+from ..cluster.cluster import await_first_replies
+from ..cluster.processes import stop_ipyparallel
+from ..cluster.status import alive_state, describe_devices
+from ..distributed.cluster import is_this_host
+from . import bokehjs
 
 API_PATH = "tfjupyter/api/clusters"
 AUTH_RESOURCE = "tfjupyter"
 SETTINGS_KEY = "tfjupyter_cluster_monitor"
 IDLE_WATCH_S = 30.0      # a watcher nobody asked about for this long is closed
 SWEEP_EVERY_S = 5.0
-FIRST_REPLY_S = 1.5      # a new watcher's first polls, so a first answer is not all "starting"
+PANEL_FIRST_REPLY_WAIT_S = 1.5   # at most, for a new watcher's first replies: a panel's
+                                 # first answer is then not all "starting"
 WATCH_INTERVAL_S = 1.0   # a panel refreshes every second or two; polling faster buys nothing
-RECENT_STEP_S = 2.0      # a task that stepped this recently is "running" (as the status table)
 STOP_ERROR_S = 60.0      # a failed stop's error stays in the cluster's answers this long
 
 STOPPED_AND_GONE = "stopped, and its tasks are gone"
@@ -132,7 +143,7 @@ class ClusterMonitor:
         # Every watcher first, then one wait for the new ones' first replies, not one per cluster.
         watched = {entry["id"]: self._watch(entry) for entry in entries}
         await_first_replies([w.watcher for w, _, fresh in watched.values() if fresh],
-                            FIRST_REPLY_S)
+                            PANEL_FIRST_REPLY_WAIT_S)
         described = [self.describe(entry, watched=watched[entry["id"]]) for entry in entries]
         return {"version": 1, "clusters": [c for c in described if c is not None]}
 
@@ -145,7 +156,8 @@ class ClusterMonitor:
         alive = kernel_alive(kernel)
         if watched is None:
             watched = self._watch(entry)
-            await_first_replies([watched[0].watcher] if watched[2] else [], FIRST_REPLY_S)
+            await_first_replies([watched[0].watcher] if watched[2] else [],
+                                PANEL_FIRST_REPLY_WAIT_S)
         watch, why_not, _ = watched
         if watch is not None:
             statuses = watch.watcher.snapshot()
@@ -331,6 +343,7 @@ class ClusterMonitor:
         jobs: Dict[str, Dict[int, str]] = {}
         for task in entry["tasks"]:
             jobs.setdefault(task["job"], {})[task["index"]] = task["address"]
+        from ..distributed import telemetry   # gRPC: imported by the first watch, not at start
         # Only snapshot() is read: events nobody takes would pile up for as long as it watches.
         return telemetry.watch(jobs, token=entry["token"] or None, interval=WATCH_INTERVAL_S,
                                max_events=1)
@@ -359,9 +372,7 @@ class ClusterMonitor:
             view.update(state="unreachable", error=why_not or f"{where}: not watched")
             return view, False
         if status.state == "alive":
-            recent = (status.last_step_time is not None
-                      and time.time() - status.last_step_time < RECENT_STEP_S)
-            view.update(state="running" if recent else "idle", global_step=status.global_step,
+            view.update(state=alive_state(status.last_step_time), global_step=status.global_step,
                         steps_per_sec=round(status.steps_per_sec or 0.0, 3),
                         examples_per_sec=round(status.examples_per_sec or 0.0, 3))
             return view, False
@@ -527,30 +538,59 @@ class ClusterHandler(_Handler):
         await self._answer(self.monitor.forget, cluster_id)
 
 
-def _load_jupyter_server_extension(serverapp) -> None:
-    web_app = serverapp.web_app
-    base = url_path_join(web_app.settings["base_url"], API_PATH)
-    monitor = ClusterMonitor(serverapp.log)
-    web_app.settings[SETTINGS_KEY] = monitor
-    web_app.add_handlers(".*$", [
-        (base, ClustersHandler),
-        (url_path_join(base, f"({_ID_PATTERN})", "stop"), StopHandler),
-        (url_path_join(base, f"({_ID_PATTERN})"), ClusterHandler),
-    ])
-    serverapp.log.info("tfjupyter: cluster panel API at %s (registry %s)", base,
-                       os.environ.get(registry.ENV_DIR) or "the Jupyter runtime dir")
+class BokehJSHandler(JupyterHandler, tornado.web.StaticFileHandler):
+    """The installed bokeh's BokehJS files; ``<version>`` in the URL must be its version (a
+    kernel with another bokeh gets a 404 that says which it is)."""
+
+    @allow_unauthenticated
+    def get(self, version: str, path: str, include_body: bool = True):
+        self._check_version(version)
+        return super().get(path, include_body)
+
+    @allow_unauthenticated
+    def head(self, version: str, path: str):
+        self._check_version(version)
+        return super().head(path)
+
+    def _check_version(self, version: str) -> None:
+        served = bokehjs.bokeh_version()
+        if version != served:
+            raise tornado.web.HTTPError(
+                404, log_message=f"this Jupyter server has bokeh {served}, not {version}: "
+                                 f"install bokeh {served} in the kernel's environment, or set "
+                                 f"{bokehjs.ENV}=inline there")
+
+    def write_error(self, status_code: int, **kwargs) -> None:
+        # In words the dashboard's loader shows (it shows text/plain answers), not an HTML page.
+        exc = kwargs.get("exc_info", (None, None, None))[1]
+        message = getattr(exc, "log_message", None) or self._reason
+        self.set_header("Content-Type", "text/plain; charset=utf-8")
+        self.finish(f"{status_code} {message}")
 
 
-def _unload_jupyter_server_extension(serverapp) -> None:
-    """The server is stopping: closes the monitor's watchers and its thread pool (bounded).
+class TfjupyterExtension(ExtensionApp):
+    """The server extension: the cluster panel's API and the dashboards' BokehJS."""
 
-    For servers that unload their extensions (jupyter_server 2.21 stops ExtensionApps only):
-    where none is called, the watchers' daemon threads and the idle pool end with the process.
-    """
-    monitor = serverapp.web_app.settings.get(SETTINGS_KEY)
-    if monitor is not None:
-        monitor.close()
+    name = "tfjupyter"
+    description = "tfjupyter: the cluster panel's API and BokehJS for the dashboards"
+    load_other_extensions = True
 
+    def initialize_settings(self) -> None:
+        self.monitor = ClusterMonitor(self.log)
+        self.settings[SETTINGS_KEY] = self.monitor
+        self.log.info("tfjupyter: cluster panel API at %s (registry %s); BokehJS %s at %s",
+                      API_PATH, os.environ.get(registry.ENV_DIR) or "the Jupyter runtime dir",
+                      bokehjs.bokeh_version(), bokehjs.STATIC_PATH)
 
-# The name older notebook servers looked for.
-load_jupyter_server_extension = _load_jupyter_server_extension
+    def initialize_handlers(self) -> None:
+        self.handlers.extend([
+            (API_PATH, ClustersHandler),
+            (f"{API_PATH}/({_ID_PATTERN})/stop", StopHandler),
+            (f"{API_PATH}/({_ID_PATTERN})", ClusterHandler),
+            (f"{bokehjs.STATIC_PATH}/([^/]+)/(.*)", BokehJSHandler,
+             {"path": bokehjs.bokehjs_dir()}),
+        ])
+
+    async def stop_extension(self) -> None:
+        """At server exit: closes the monitor's watchers and its thread pool (bounded, ~1 s)."""
+        self.monitor.close()

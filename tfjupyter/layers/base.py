@@ -25,7 +25,7 @@ from ..framework.ops import (GraphKeys, Tensor, convert_to_tensor, get_collectio
                              get_default_graph, name_scope)
 from ..framework.tensor_shape import TensorShape
 from ..ops import _shapes, array_ops, math_ops
-from ..variable_scope import VariableScope, get_variable, variable_scope
+from ..variable_scopes import VariableScope, get_variable, variable_scope
 from ..variables import Variable
 
 __all__ = ["Layer"]

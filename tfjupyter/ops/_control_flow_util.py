@@ -80,7 +80,7 @@ def bind_ref_inputs(op: Operation) -> None:
     n = op.get_attr("Nrefs")
     if n:
         base = get_op_def(op.type)
-        total = len(op._inputs)
+        total = len(op.inputs)
         op._op_def = OpDef(base.type, base.shape_fn, range(total - n, total), base.stateful,
                            base.where)
 
@@ -106,7 +106,7 @@ def function_gradient(f: Function, wrt: Sequence[Tensor], ys: Sequence[int], nam
     """The vector-Jacobian product of ``f``: fed f's inputs and one gradient per output in
     ``ys`` (indices), it returns the gradient of each tensor of ``wrt`` (zeros where none
     flows). Built in f's own graph, so the forward ops are shared."""
-    from ..gradients import gradients
+    from ..gradients_impl import gradients
     from . import array_ops
     g = f.graph
     with g.as_default():
@@ -136,10 +136,10 @@ def reached_inputs(f: Function) -> set:
         if op in seen:
             continue
         seen.add(op)
-        for t in op._inputs:
+        for t in op.inputs:
             if t in fed:
                 reached.add(t)
             else:
                 pending.append(t.op)
-        pending.extend(op._control_inputs)
+        pending.extend(op.control_inputs)
     return reached

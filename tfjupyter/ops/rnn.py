@@ -18,7 +18,7 @@ from typing import List, Optional
 
 from ..framework import dtypes
 from ..framework.ops import Tensor, convert_to_tensor, name_scope
-from ..variable_scope import variable_scope
+from ..variable_scopes import variable_scope
 from . import array_ops, math_ops
 from ..framework.nest import flatten, is_sequence, map_structure, pack_sequence_as
 from .rnn_cell_impl import zero_state_tensors

@@ -24,7 +24,7 @@ from ..framework.ops import Tensor, convert_to_tensor, device as _device_scope, 
 from ..framework.tensor_shape import TensorShape
 from ..init_ops import constant_initializer, zeros_initializer
 from ..layers.base import Layer
-from ..variable_scope import variable_scope
+from ..variable_scopes import variable_scope
 from . import _shapes, array_ops, math_ops, nn_ops
 from .clip_ops import clip_by_value
 from .random_ops import random_uniform

@@ -104,9 +104,9 @@ def _device_context(device: Device):
 
 
 def _deps(op: Operation, fed) -> List[Operation]:
-    refs = op._op_def.ref_inputs  # a written variable is not read, so its op need not run
-    deps = [t.op for k, t in enumerate(op._inputs) if t not in fed and k not in refs]
-    deps.extend(op._control_inputs)
+    refs = op.op_def.ref_inputs  # a written variable is not read, so its op need not run
+    deps = [t.op for k, t in enumerate(op.inputs) if t not in fed and k not in refs]
+    deps.extend(op.control_inputs)
     return deps
 
 
@@ -147,7 +147,7 @@ class Plan:
     # -- code generation -----------------------------------------------------------------------
     def _generate(self, traced: bool):
         session = self.session
-        assigned: Dict[Operation, Device] = session._placer.assigned
+        assigned: Dict[Operation, Device] = session.placer.assigned
         names: Dict[Tensor, str] = {}
         persistent = set()
         namespace = {"_copy": np.array, "_time": time.perf_counter, "_dequeued": self.dequeued}
@@ -190,7 +190,7 @@ class Plan:
             home = device if _in_device_memory(device) else None
             host_inputs: Sequence[int] = ()
             host_outputs: Sequence[int] = ()
-            forwarding = op.type in _FORWARDING_TYPES and len(op._inputs) == 1
+            forwarding = op.type in _FORWARDING_TYPES and len(op.inputs) == 1
             if not forwarding:
                 factory = device.kernel_factory(op.type)
                 if factory is None:
@@ -213,16 +213,16 @@ class Plan:
                 if bind is not None:
                     kernel = bind(kernel, device)
             args = []
-            for k, t in enumerate(op._inputs):
+            for k, t in enumerate(op.inputs):
                 if k in op.op_def.ref_inputs:
                     continue
                 args.append(value_at(t, None if k in host_inputs else home))
-            outs = [f"v{index}_{k}" for k in range(len(op._outputs))]
+            outs = [f"v{index}_{k}" for k in range(len(op.outputs))]
             if forwarding:
-                emit(f"{outs[0]} = {names[op._inputs[0]]}", op)
-                where[op._outputs[0]] = where[op._inputs[0]]
-                if op._inputs[0] in persistent or op._inputs[0] in fed:
-                    persistent.add(op._outputs[0])
+                emit(f"{outs[0]} = {names[op.inputs[0]]}", op)
+                where[op.outputs[0]] = where[op.inputs[0]]
+                if op.inputs[0] in persistent or op.inputs[0] in fed:
+                    persistent.add(op.outputs[0])
             else:
                 namespace[f"k{index}"] = kernel
                 call = f"k{index}({', '.join(args)})"
@@ -246,15 +246,15 @@ class Plan:
                         namespace[f"wait{index}"] = finish
                         emit(f"wait{index}()")
                     emit(f"_stats.add({device.name!r}, op{index}, _s, _time())")
-                for k, t in enumerate(op._outputs):
+                for k, t in enumerate(op.outputs):
                     where[t] = None if k in host_outputs else home
                 if op.type in _PERSISTENT_OUTPUT_TYPES or any(
-                        op._inputs[i].op.type == "VariableV2" for i in op.op_def.ref_inputs):
-                    persistent.update(op._outputs)
+                        op.inputs[i].op.type == "VariableV2" for i in op.op_def.ref_inputs):
+                    persistent.update(op.outputs)
                 viewed = _VIEW_TYPES.get(op.type)
-                if viewed is not None and (op._inputs[viewed] in persistent or op._inputs[viewed] in fed):
-                    persistent.update(op._outputs)
-            for k, t in enumerate(op._outputs):
+                if viewed is not None and (op.inputs[viewed] in persistent or op.inputs[viewed] in fed):
+                    persistent.update(op.outputs)
+            for k, t in enumerate(op.outputs):
                 names[t] = outs[k]
             dead = []
             for t in last_use.get(index, ()):
@@ -284,9 +284,9 @@ class Plan:
         fed = set(self.feeds)
         last: Dict[Tensor, int] = {}
         for index, op in enumerate(self.ops):
-            for t in op._outputs:
+            for t in op.outputs:
                 last[t] = index
-            for t in op._inputs:
+            for t in op.inputs:
                 if t in last or t in fed:
                     last[t] = index
         out: Dict[int, List[Tensor]] = {}
@@ -359,7 +359,7 @@ class Plan:
     def _where(self, op: Optional[Operation]) -> str:
         if op is None:
             return "the step"
-        device = self.session._placer.assigned.get(op)
+        device = self.session.placer.assigned.get(op)
         return f"node {op.name} ({op.type}) on {device.name if device else '?'}"
 
     def _wrap(self, e: Exception, op: Optional[Operation]) -> errors.OpError:

@@ -27,7 +27,7 @@ from ..framework.ops import (Graph, GraphKeys, Operation, Tensor, convert_to_ten
                              get_default_graph)
 from ..framework.registry import NotDifferentiable, register_op
 from ..framework.tensor_shape import TensorShape, list_str
-from ..gradients import gradients
+from ..gradients_impl import gradients
 from ..framework.indexed_slices import IndexedSlices
 from ..ops import _shapes, array_ops, control_flow_ops, math_ops, state_ops
 from ..variables import Variable, assign_add

@@ -8,9 +8,10 @@ In a Jupyter kernel the pump runs on the kernel's IOPub thread's IO loop: a thre
 owns that never runs user code, so the dashboard stays live while a cell blocks the main thread
 in a training loop, and every message it sends leaves from the thread that writes IOPub (in
 ipykernel 7, output and comm messages from arbitrary threads are re-routed by parent; this
-path is not). Edits coming back from the browser (jupyter_bokeh's ``_sync_model``, handled on
-the shell thread when the kernel is idle) take the same lock. Outside a kernel (a terminal
-IPython, a script) the pump is a daemon thread and the dashboard prints text lines instead.
+path is not). Edits coming back from the browser (handled on the shell thread when the kernel
+is idle) take the same lock (bokeh_model.py adapts jupyter_bokeh's widget for both). Outside a
+kernel (a terminal IPython, a script) the pump is a daemon thread and the dashboard prints
+text lines instead. BokehJS comes from the Jupyter server by default (lab/bokehjs.py).
 
 Sharing. When the dashboard closes — ``close()``, the followed session closing, a
 ``DashboardHook`` ending — and after every cell that brought new data, the output below the
@@ -21,13 +22,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import sys
 import threading
 import time
 import uuid
 from typing import List
 
+from ..lab import bokehjs
 from .feed import Feed
 from .snapshot import live_class, snapshot_html, summary_lines, summary_tables
 from .sources import ClusterSource, LocalSource
@@ -79,29 +80,6 @@ class _ThreadPump:
 
     def stop(self) -> None:
         self._stop.set()
-
-
-BOKEHJS_ENV = "TFJUPYTER_BOKEHJS"
-_bokehjs_loaded = False
-
-
-def _load_bokehjs() -> None:
-    """Puts BokehJS in the page (jupyter_bokeh's views need it; once per kernel).
-
-    From Bokeh's CDN by default, as Bokeh's own ``output_notebook()``: a small output, but the
-    browser must reach cdn.bokeh.org. ``TFJUPYTER_BOKEHJS=inline`` embeds it instead (~8 MB in
-    the notebook) for machines without internet access.
-    """
-    global _bokehjs_loaded
-    if _bokehjs_loaded:
-        return
-    mode = os.environ.get(BOKEHJS_ENV, "cdn").strip().lower()
-    if mode not in ("cdn", "inline"):
-        raise ValueError(f"{BOKEHJS_ENV}={mode!r}: expected 'cdn' or 'inline'")
-    from bokeh.io import output_notebook
-    from bokeh.resources import CDN, INLINE
-    output_notebook(resources=INLINE if mode == "inline" else CDN, hide_banner=True)
-    _bokehjs_loaded = True
 
 
 def _session_type():
@@ -215,7 +193,7 @@ class Dashboard:
     def _tick(self) -> None:
         try:
             self._pump_once()
-        except Exception:   # the pump must keep going; say what broke once per kind
+        except Exception:   # the pump must keep going: log what broke, every time it breaks
             _log.exception("tfjupyter dashboard: an update failed")
 
     def _pump_once(self, final: bool = False) -> None:
@@ -288,9 +266,11 @@ class Dashboard:
         """The ipywidgets box: a status line over the Bokeh layout (made on first use)."""
         if self._widget is None:
             import ipywidgets
+
+            from .bokeh_model import LockedBokehModel
             with self._lock:
                 self._header = ipywidgets.HTML(value=self._header_html(False))
-                model = self._model = _locked_bokeh_model(self.panels.root, self._lock)
+                model = self._model = LockedBokehModel(self.panels.root, self._lock)
                 self._widget = ipywidgets.VBox([self._header, model])
                 self._widget.add_class("tfjupyter-dashboard")
                 self._widget.add_class(live_class(self.id))
@@ -305,7 +285,7 @@ class Dashboard:
             print(f"{self.title}: no widget front end here; printing a summary every "
                   f"{self.text_every:g} s (and when it closes)")
             return
-        _load_bokehjs()
+        bokehjs.display_loader()   # before the widget: its view needs window.Bokeh when made
         display(self.widget)
         self._snapshot_handle = display({"text/plain": ""}, raw=True, display_id=True)
         if self._shell is None:
@@ -343,11 +323,14 @@ class Dashboard:
                                      raw=True)
 
     def save(self, path: str) -> str:
-        """Writes the dashboard as a standalone HTML page; returns the path."""
+        """Writes the dashboard as a standalone HTML page; returns the path. The page loads
+        BokehJS from Bokeh's CDN (no Jupyter server is behind a file), or embeds it when
+        ``TFJUPYTER_BOKEHJS=inline``."""
         from bokeh.embed import file_html
-        from bokeh.resources import CDN
+        from bokeh.resources import CDN, INLINE
+        resources = INLINE if bokehjs.mode() == "inline" else CDN
         with self._lock:
-            page = file_html(self.panels.root, CDN, self.title)
+            page = file_html(self.panels.root, resources, self.title)
         with open(path, "w", encoding="utf-8") as f:
             f.write(page)
         return path
@@ -395,57 +378,3 @@ class Dashboard:
             following.append("running clusters")
         state = "closed" if self._closed else "live"
         return f"<Dashboard {state}: {', '.join(following) or 'nothing'}; {self.updates} updates>"
-
-
-_locked_model_class = None
-
-
-def _locked_bokeh_model(root, lock):
-    """jupyter_bokeh's BokehModel of ``root``, with two changes for the pump.
-
-    Edits from the browser take ``lock``. Document changes made inside ``batch()`` go out as
-    one PATCH-DOC message (jupyter_bokeh sends one per change, each as three comm messages):
-    every send hands the GIL to a busy training thread and waits up to a switch interval to get
-    it back, so sends, not work, set how long an update takes while a cell trains.
-    """
-    global _locked_model_class
-    if _locked_model_class is None:
-        import contextlib
-        import json
-
-        from bokeh.protocol import Protocol
-        from jupyter_bokeh import BokehModel
-
-        class LockedBokehModel(BokehModel):
-            def _sync_model(self, *args, **kwargs):
-                with self.tfjupyter_lock:
-                    return super()._sync_model(*args, **kwargs)
-
-            def _document_patched(self, event) -> None:
-                if self.tfjupyter_batch is None:
-                    super()._document_patched(event)
-                elif event.setter is not self:
-                    self.tfjupyter_batch.append(event)
-
-            @contextlib.contextmanager
-            def batch(self):
-                self.tfjupyter_batch = []
-                try:
-                    yield
-                finally:
-                    patched, self.tfjupyter_batch = self.tfjupyter_batch, None
-                    if patched:
-                        msg = Protocol().create("PATCH-DOC", patched)
-                        self.send({"msg": "patch", "payload": msg.header_json})
-                        self.send({"msg": "patch", "payload": msg.metadata_json})
-                        self.send({"msg": "patch", "payload": msg.content_json})
-                        for buffer in msg.buffers:
-                            self.send({"msg": "patch", "payload": json.dumps(buffer.ref)})
-                            self.send({"msg": "patch"}, [buffer.to_bytes()])
-
-        _locked_model_class = LockedBokehModel
-    model = _locked_model_class.__new__(_locked_model_class)
-    model.tfjupyter_lock = lock
-    model.tfjupyter_batch = None
-    model.__init__(root)
-    return model

@@ -19,7 +19,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Deque, Dict, List, Optional, Tuple
 
-__all__ = ["Feed", "Update", "TaskRow", "TOTAL", "SYNC_STEPS", "is_soft_placed", "short_device"]
+from ..framework.device import local_device
+
+__all__ = ["Feed", "Update", "TaskRow", "TOTAL", "SYNC_STEPS", "is_soft_placed"]
 
 TOTAL = "total"          # the throughput line summing every task
 SYNC_STEPS = 200         # global steps the sync panel shows
@@ -31,17 +33,6 @@ MAX_POINTS_PER_DRAIN = 50  # summary points per tag and task per sample (a loss 
 
 def is_soft_placed(reason: str) -> bool:
     return reason.startswith("soft placement")
-
-
-def short_device(name: str) -> str:
-    """'/job:worker/replica:0/task:1/device:GPU:0' -> 'worker:1/GPU:0'; local tasks -> 'GPU:0'."""
-    if not name.startswith("/job:"):
-        return name
-    parts = dict(p.split(":", 1) for p in name.strip("/").split("/") if ":" in p)
-    device = name.rsplit("/device:", 1)[-1] if "/device:" in name else ""
-    job, task = parts.get("job", ""), parts.get("task", "0")
-    prefix = "" if job == "localhost" else f"{job}:{task}"
-    return "/".join(p for p in (prefix, device) if p) or name
 
 
 @dataclass
@@ -323,7 +314,7 @@ class Feed:
         if steps is not None:
             out.mean_examples_per_sec = steps.mean_examples_per_sec()
         if not out.devices:   # a local task: the devices its ops were placed on
-            out.devices = ", ".join(sorted(short_device(d).rsplit("/", 1)[-1]
+            out.devices = ", ".join(sorted(local_device(d)
                                            for d in self._task_devices.get(row.task, ())))
         return out
 

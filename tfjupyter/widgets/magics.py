@@ -1,37 +1,21 @@
 """``%tf_dashboard``: shows a live Dashboard (a thin client of ``Dashboard``).
 
     %tf_dashboard                       this kernel's sessions and every running cluster
-    %tf_dashboard --cluster             the running clusters only
-    %tf_dashboard --local               this kernel's sessions only
-    %tf_dashboard --trace-every 50 --history 3600 --max-rate 10
+    %tf_dashboard --cluster             the running clusters only (--local: the sessions only)
     %tf_dashboard close                 closes the last one (leaving its static snapshot)
+
+``%tf_dashboard?`` lists every option.
 """
 from __future__ import annotations
 
-import argparse
-import shlex
 from typing import Optional
 
 from IPython.core.magic import Magics, UsageError, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments
+
+from ..magic_args import one_of, parse_line
 
 __all__ = ["DashboardMagics"]
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        raise UsageError(f"%tf_dashboard: {message}\n{__doc__}")
-
-
-def _parser() -> _Parser:
-    p = _Parser(prog="%tf_dashboard", add_help=False)
-    which = p.add_mutually_exclusive_group()
-    which.add_argument("--cluster", action="store_true")
-    which.add_argument("--local", action="store_true")
-    p.add_argument("--trace-every", type=int, default=100)
-    p.add_argument("--history", type=int, default=3600)
-    p.add_argument("--max-rate", type=float, default=10.0)
-    p.add_argument("--title", default="tfjupyter dashboard")
-    return p
 
 
 @magics_class
@@ -40,16 +24,37 @@ class DashboardMagics(Magics):
         super().__init__(shell=shell)
         self.dashboard = None
 
+    @magic_arguments()
+    @one_of(argument("--cluster", action="store_true",
+                     help="follow the running clusters only (also ones started later)"),
+            argument("--local", action="store_true",
+                     help="follow this kernel's sessions only"))
+    @argument("--trace-every", type=int, default=100, metavar="N",
+              help="trace one run in N for the device timeline (0: never; default 100)")
+    @argument("--history", type=int, default=3600, metavar="POINTS",
+              help="points kept per throughput line, 4 a second (default 3600: 15 minutes)")
+    @argument("--max-rate", type=float, default=10.0, metavar="HZ",
+              help="most updates a second sent to the browser (at most 10, the default)")
+    @argument("--title", default="tfjupyter dashboard", metavar="TEXT",
+              help="the dashboard's title")
+    @argument("action", nargs="?", choices=["close"], metavar="close",
+              help="close the last dashboard, leaving its static snapshot")
     @line_magic
     def tf_dashboard(self, line: str = "") -> Optional[object]:
-        """%tf_dashboard [--cluster | --local] [--trace-every N] | close"""
-        words = shlex.split(line)
-        if words[:1] == ["close"]:
+        """Show a live training dashboard: throughput, summaries, placement, the device
+        timeline and the cluster's health.
+
+        Without --cluster or --local it follows this kernel's sessions and every running
+        cluster. A new dashboard closes the previous one.
+        """
+        args = parse_line(self.tf_dashboard, line)
+        if args.action == "close":
+            if line.split() != ["close"]:
+                raise UsageError(f"%tf_dashboard close takes no options; got {line.strip()!r}")
             if self.dashboard is None:
                 raise UsageError("%tf_dashboard close: no dashboard is open")
             self.dashboard.close()
             return None
-        args = _parser().parse_args(words)
         from .dashboard import Dashboard
         sources = ("clusters",) if args.cluster else ("local",) if args.local else ()
         try:

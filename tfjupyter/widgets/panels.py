@@ -17,9 +17,11 @@ from bokeh.models import (CheckboxGroup, ColumnDataSource, CDSView, CustomJS, Cu
 from bokeh.palettes import Category10_10, Category20_20
 from bokeh.plotting import figure
 
-from .feed import TOTAL, TaskRow, Update, short_device
+from ..framework.device import short_device
+from ..tables import Html, html_table
+from .feed import TOTAL, TaskRow, Update
 
-__all__ = ["Panels", "short_device", "ALL_DEVICES"]
+__all__ = ["Panels", "ALL_DEVICES"]
 
 ALL_DEVICES = "all devices"
 WIDTH = 980                      # fits JupyterLab's and Notebook 7's default output width
@@ -232,6 +234,7 @@ class Panels:
         self.health_table.text = _health_html(rows)
 
 
+_HEALTH_HEADER = ("task", "state", "host", "step", "ex/s", "cpu %", "MB", "devices", "error")
 _STATE_STYLE = {"alive": "color:#2ca02c", "unknown": "color:#7f7f7f",
                 "dead": "color:#d62728;font-weight:bold"}
 
@@ -240,19 +243,16 @@ def _health_html(rows: List[TaskRow]) -> str:
     def number(value, digits=0):
         return "" if value is None else f"{value:,.{digits}f}"
 
-    head = "".join(f"<th style='text-align:left;padding:2px 6px'>{h}</th>" for h in (
-        "task", "state", "host", "step", "ex/s", "cpu %", "MB", "devices", "error"))
-    body = []
-    for r in rows:
-        dead = r.state == "dead"
-        cells = [html.escape(r.task), f"<span style='{_STATE_STYLE.get(r.state, '')}'>"
-                 f"{'&#9888; ' if dead else ''}{html.escape(r.state)}</span>",
-                 html.escape(r.host), number(r.global_step), number(r.examples_per_sec),
-                 number(r.cpu_percent), number(r.rss_mb), html.escape(r.devices),
-                 html.escape(r.error)]
-        style = " style='background:#fde8e8'" if dead else ""
-        body.append(f"<tr{style}>" + "".join(
-            f"<td style='padding:2px 6px;white-space:nowrap'>{c}</td>" for c in cells) + "</tr>")
-    return (f"<table class='tfj-health' style='border-collapse:collapse;font-size:12px'>"
-            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-            + ("" if rows else "<i>no tasks yet</i>"))
+    def state(r: TaskRow) -> Html:
+        warning = "&#9888; " if r.state == "dead" else ""
+        return Html(f"<span style='{_STATE_STYLE.get(r.state, '')}'>"
+                    f"{warning}{html.escape(r.state)}</span>")
+
+    cells = [[r.task, state(r), r.host, number(r.global_step), number(r.examples_per_sec),
+              number(r.cpu_percent), number(r.rss_mb), r.devices, r.error] for r in rows]
+    table = html_table("", _HEALTH_HEADER, cells, css_class="tfj-health",
+                       table_style="border-collapse:collapse;font-size:12px",
+                       cell_style="text-align:left;padding:2px 6px;white-space:nowrap",
+                       row_styles=["background:#fde8e8" if r.state == "dead" else ""
+                                   for r in rows])
+    return table + ("" if rows else "<i>no tasks yet</i>")

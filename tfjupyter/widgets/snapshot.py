@@ -3,7 +3,8 @@
 One ``text/html`` block: summary tables first (plain HTML: they survive GitHub's viewer, which
 runs no scripts), then the dashboard's Bokeh document embedded standalone (nbconvert's HTML,
 nbviewer, JupyterLab without a kernel): it uses the page's BokehJS when one of the same version
-is loaded (jupyter_bokeh's, in JupyterLab) and the Bokeh CDN otherwise. Beside a live widget
+is loaded (the live dashboard's), else the Jupyter server's, or Bokeh's CDN in a page that no
+Jupyter server serves (an export; see tfjupyter/lab/bokehjs.py). Beside a live widget
 (the same page holds ``.tfjupyter-live-<id>``) the snapshot folds into a one-line note so the
 dashboard is not shown twice.
 """
@@ -13,27 +14,16 @@ import datetime
 import html
 import json
 import uuid
-from typing import Dict, List, Sequence
+from typing import Dict, List
 
+from ..tables import html_table
 from .feed import TaskRow
 
-__all__ = ["snapshot_html", "summary_lines", "live_class", "html_table"]
+__all__ = ["snapshot_html", "summary_tables", "summary_lines", "live_class"]
 
 
 def live_class(dashboard_id: str) -> str:
     return f"tfjupyter-live-{dashboard_id}"
-
-
-def html_table(caption: str, header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """A plain HTML table (what GitHub's notebook viewer shows: no scripts, no classes)."""
-    head = "".join(f"<th style='text-align:left;padding:0 8px'>{html.escape(h)}</th>"
-                   for h in header)
-    body = "".join("<tr>" + "".join(f"<td style='text-align:left;padding:0 8px'>"
-                                    f"{html.escape(str(c))}</td>" for c in r) + "</tr>"
-                   for r in rows)
-    return (f"<table style='margin:4px 0 8px 0'><caption style='text-align:left'>"
-            f"<b>{html.escape(caption)}</b></caption><thead><tr>{head}</tr></thead>"
-            f"<tbody>{body}</tbody></table>")
 
 
 def _fmt(value, digits: int = 1) -> str:
@@ -91,21 +81,11 @@ _LOADER = """
     if (embedded) return; embedded = true;
     var docs = JSON.parse(document.getElementById(%(docs_id)s).textContent);
     var items = %(render_items)s;
-    // One BokehJS per page: the page's own when its version matches (jupyter_bokeh's in
-    // JupyterLab: replacing it would break live widgets), else the CDN's, loaded once for
-    // every snapshot of the page.
-    if (!window.__tfjupyterBokeh) {
-      var B = window.Bokeh;
-      window.__tfjupyterBokeh = (B && B.version === %(version)s && B.embed) ? Promise.resolve() :
-        %(urls)s.reduce(function(previous, url) {
-          return previous.then(function() { return new Promise(function(ok, fail) {
-            var s = document.createElement('script'); s.src = url; s.onload = ok;
-            s.onerror = function() { fail(url); }; document.head.appendChild(s); }); });
-        }, Promise.resolve());
-    }
-    window.__tfjupyterBokeh.then(function() { window.Bokeh.embed.embed_items(docs, items); },
-      function(url) { body.querySelector('.tfj-plots').textContent =
-        '(the interactive figures need BokehJS, which could not be loaded from ' + url + ')'; });
+    // The page's BokehJS when its version matches, else this Jupyter server's (the CDN's in
+    // a page without one: an export); see tfjupyter/lab/bokehjs.py.
+    %(load_bokehjs)s(false).then(function() { window.Bokeh.embed.embed_items(docs, items); },
+      function(error) { body.querySelector('.tfj-plots').textContent =
+        '(the interactive figures are missing) ' + error.message; });
   }
   function live() { return document.querySelector('.%(live)s') !== null; }
   note.querySelector('a').onclick = function(e) {
@@ -125,10 +105,10 @@ _LOADER = """
 
 def snapshot_html(root, dashboard_id: str, title: str, summary: str) -> str:
     """The snapshot block for the Bokeh layout ``root`` (call with the dashboard's lock held)."""
-    import bokeh
     from bokeh.embed.elements import div_for_render_item
     from bokeh.embed.util import standalone_docs_json_and_render_items
-    from bokeh.resources import CDN
+
+    from ..lab import bokehjs
     docs_json, [render_item] = standalone_docs_json_and_render_items(
         [root], suppress_callback_warning=True)
     snap_id = f"tfj-snapshot-{uuid.uuid4().hex[:12]}"
@@ -137,7 +117,7 @@ def snapshot_html(root, dashboard_id: str, title: str, summary: str) -> str:
     script = _LOADER % {
         "snap_id": json.dumps(snap_id), "docs_id": json.dumps(docs_id),
         "render_items": json.dumps([render_item.to_json()]),
-        "version": json.dumps(bokeh.__version__), "urls": json.dumps(CDN.js_files),
+        "load_bokehjs": bokehjs.loader_js("cdn" if bokehjs.mode() == "cdn" else "server"),
         "live": live_class(dashboard_id)}
     docs = json.dumps(docs_json, separators=(",", ":")).replace("</", "<\\/")
     return (

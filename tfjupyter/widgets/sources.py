@@ -8,20 +8,13 @@ from __future__ import annotations
 import socket
 from typing import Optional
 
+from ..framework.device import local_device, short_task
 from ..runtime import events
 from .feed import Feed, TaskRow
 
-__all__ = ["LocalSource", "ClusterSource", "LOCAL", "short_task"]
+__all__ = ["LocalSource", "ClusterSource", "LOCAL"]
 
 LOCAL = "local"   # the task name of this process's own sessions
-
-
-def short_task(name: str) -> str:
-    """'/job:worker/replica:0/task:1' -> 'worker:1' (other names unchanged)."""
-    if name.startswith("/job:"):
-        parts = dict(p.split(":", 1) for p in name.strip("/").split("/") if ":" in p)
-        return f"{parts.get('job', '?')}:{parts.get('task', '0')}"
-    return name
 
 
 class LocalSource:
@@ -40,7 +33,7 @@ class LocalSource:
         for kind, fn in self._listeners:
             events.subscribe(kind, fn)
         self._release = events.request_traces(trace_every) if trace_every else None
-        devices = ", ".join(d.name.rsplit("/device:", 1)[-1] for d in session.devices) \
+        devices = ", ".join(local_device(d.name) for d in session.devices) \
             if session is not None else ""
         feed.on_health(TaskRow(task=LOCAL, host=socket.gethostname(), devices=devices))
 
@@ -65,7 +58,7 @@ class LocalSource:
 
     def _on_placement(self, records) -> None:
         # Records carry no session; the followed session's placer holds the very objects.
-        mine = {id(r) for r in self.session._placer.records.values()} \
+        mine = {id(r) for r in self.session.placer.records.values()} \
             if self.session is not None else None
         for r in records:
             if mine is None or id(r) in mine:
@@ -96,6 +89,10 @@ class ClusterSource:
             self._health(name, status)
 
     def close(self) -> None:
+        # One last reading of every task goes into the final snapshot: the polls in flight may
+        # be seconds old on a loaded host, so a ps's global step would read tens of steps
+        # behind the workers' (bounded: a task that does not answer in 3 s is left as it was).
+        self.watcher.flush(timeout=3.0)
         self.watcher.remove_callback(self._on_event)
         if self.owned:
             self.watcher.close()
@@ -124,8 +121,7 @@ class ClusterSource:
     def _health(self, name: str, status) -> None:
         health = status.health or {}
         rss = health.get("rss_bytes")
-        devices = ", ".join(d.get("name", "").rsplit("/device:", 1)[-1]
-                            for d in status.devices)
+        devices = ", ".join(local_device(d.get("name", "")) for d in status.devices)
         self.feed.on_health(TaskRow(
             task=short_task(name), state=status.state, host=status.host or "",
             devices=devices, global_step=status.global_step,

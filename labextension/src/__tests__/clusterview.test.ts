@@ -35,9 +35,10 @@ function cluster(extra: Partial<IClusterInfo> = {}): IClusterInfo {
   };
 }
 
-function view(): { v: ClusterView; calls: string[] } {
+function view(opensDashboards = true): { v: ClusterView; calls: string[] } {
   const calls: string[] = [];
   const actions: IClusterActions = {
+    opensDashboards,
     stop: c => calls.push(`stop ${c.id}`),
     forget: c => calls.push(`forget ${c.id}`),
     dashboard: c => calls.push(`dashboard ${c.id}`)
@@ -111,6 +112,28 @@ describe('cluster row: Stop', () => {
     expect((v.node.querySelector('.tfj-forget') as HTMLButtonElement).hidden).toBe(false);
     expect((v.node.querySelector('.tfj-open-dashboard') as HTMLButtonElement).hidden).toBe(true);
     expect(v.node.querySelector('.tfj-cluster-error')!.textContent).toBe(error);
+  });
+});
+
+describe('cluster row: Dashboard', () => {
+  const dashboardButton = (v: ClusterView) =>
+    v.node.querySelector('.tfj-open-dashboard') as HTMLButtonElement;
+
+  it('is offered for a live cluster and asks for its dashboard', () => {
+    const { v, calls } = view();
+    v.update(cluster(), NOW, undefined);
+    expect(dashboardButton(v).hidden).toBe(false);
+    dashboardButton(v).click();
+    expect(calls).toEqual([`dashboard ${ID}`]);
+    v.update(cluster({ state: 'stopped' }), NOW, undefined);
+    expect(dashboardButton(v).hidden).toBe(true);
+  });
+
+  it('is not offered where the front end cannot open a dashboard tab (Notebook 7)', () => {
+    const { v } = view(false);
+    v.update(cluster(), NOW, undefined);
+    expect(dashboardButton(v).hidden).toBe(true);
+    expect(stopButton(v).hidden).toBe(false);
   });
 });
 

@@ -1,4 +1,4 @@
-// Documents the tests build (application/vnd.tfjupyter.graph+json, contract §1).
+// Documents the tests build (application/vnd.tfjupyter.graph+json, as tfjupyter/lab/graph.py builds them).
 
 import { IGraphDoc, INodeDoc } from '../graph/model';
 
@@ -44,7 +44,7 @@ function inputOf(e: IEdgeSpec): string {
 }
 
 /**
- * A document of these nodes (the documents carry no edges: contract §1). `edges` are appended
+ * A document of these nodes (the documents carry no edges). `edges` are appended
  * to their targets' `inputs` (on copies of the nodes), in order; a target must be in `nodes`.
  */
 export function doc(nodes: INodeDoc[], edges: IEdgeSpec[] = []): IGraphDoc {

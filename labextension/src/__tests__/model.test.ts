@@ -9,7 +9,7 @@ import {
   crossKind,
   deriveEdges,
   DEVICE_PALETTE,
-  deviceTask,
+  deviceTasks,
   GROUP_HEIGHT,
   GraphModel,
   IGraphDoc,
@@ -135,7 +135,7 @@ describe('edges derived from inputs', () => {
   it('reads data and control edges in node order, then input order', () => {
     const d = smallDoc();
     expect('edges' in d).toBe(false);
-    expect(deriveEdges(d.nodes)).toEqual([
+    expect(deriveEdges(d.nodes, deviceTasks(d.devices))).toEqual([
       { source: 'w', target: 'w/read', tensor: 'w:0', control: false, cross: 'none' },
       { source: 'w', target: 'w/Assign', tensor: 'w:0', control: false, cross: 'none' },
       {
@@ -163,7 +163,7 @@ describe('edges derived from inputs', () => {
       }),
       node('bare', 'Identity', GPU0, { inputs: ['tail'] })
     ];
-    expect(deriveEdges(nodes)).toEqual([
+    expect(deriveEdges(nodes, new Map())).toEqual([
       { source: 'split', target: 'tail', tensor: 'split:1', control: false, cross: 'none' },
       { source: 'split', target: 'tail', tensor: 'split:0', control: false, cross: 'none' },
       { source: 'split', target: 'tail', tensor: '', control: true, cross: 'none' },
@@ -183,10 +183,22 @@ describe('edges derived from inputs', () => {
       [edge('a', 'b', false, 1), edge('a', 'b', true)]
     );
     expect(d.nodes[1].inputs).toEqual(['a:0', 'a:1', '^a']);
-    expect(deriveEdges(d.nodes).map(e => e.tensor)).toEqual(['a:0', 'a:1', '']);
+    expect(deriveEdges(d.nodes, deviceTasks(d.devices)).map(e => e.tensor)).toEqual(['a:0', 'a:1', '']);
   });
 
   it('cross: "task" across tasks, "device" across devices of one task, else "none"', () => {
+    const TASK0 = '/job:worker/replica:0/task:0';
+    const TASK1 = '/job:worker/replica:0/task:1';
+    const PS = '/job:ps/replica:0/task:0';
+    const PS_CPU = PS + '/device:CPU:0';
+    // the tasks the document names (tfjupyter/lab/graph.py lists every device with its task)
+    const tasks = new Map([
+      [CPU, TASK0],
+      [GPU0, TASK0],
+      [GPU1, TASK1],
+      [TASK1_CPU, TASK1],
+      [PS_CPU, PS]
+    ]);
     const nodes = [
       node('cpu0', 'Const', CPU),
       node('gpu0', 'Const', GPU0),
@@ -197,7 +209,7 @@ describe('edges derived from inputs', () => {
       node('from_unplaced', 'Add', GPU1, { inputs: ['unplaced:0'] }),
       node('to_unplaced', 'Add', '', { inputs: ['gpu0:0', '^cpu0'] })
     ];
-    const table = deriveEdges(nodes).map(e => `${e.source} -> ${e.target}${e.control ? ' (control)' : ''}: ${e.cross}`);
+    const table = deriveEdges(nodes, tasks).map(e => `${e.source} -> ${e.target}${e.control ? ' (control)' : ''}: ${e.cross}`);
     expect(table).toEqual([
       'cpu0 -> same: none',
       'gpu0 -> copy: device',
@@ -208,15 +220,19 @@ describe('edges derived from inputs', () => {
       'cpu0 -> to_unplaced (control): none'
     ]);
 
-    expect(deviceTask(GPU1)).toBe('/job:worker/replica:0/task:1');
-    expect(deviceTask('/job:ps/replica:0/task:0')).toBe('/job:ps/replica:0/task:0');
-    expect(crossKind(CPU, GPU0)).toBe('device');
-    expect(crossKind(GPU0, GPU1)).toBe('task');
-    expect(crossKind(GPU0, GPU0)).toBe('none');
-    expect(crossKind('', '')).toBe('none');
-    expect(crossKind(GPU0, '')).toBe('none');
+    expect(crossKind(CPU, GPU0, tasks)).toBe('device');
+    expect(crossKind(GPU0, GPU1, tasks)).toBe('task');
+    expect(crossKind(GPU0, GPU0, tasks)).toBe('none');
+    expect(crossKind('', '', tasks)).toBe('none');
+    expect(crossKind(GPU0, '', tasks)).toBe('none');
     // same task index, other job: other task
-    expect(crossKind(CPU, '/job:ps/replica:0/task:0/device:CPU:0')).toBe('task');
+    expect(crossKind(CPU, PS_CPU, tasks)).toBe('task');
+    // a device the document does not list: another device, its task unknown
+    expect(crossKind(GPU1, '/job:worker/replica:0/task:0/device:GPU:7', tasks)).toBe('device');
+    expect(deviceTasks([
+      { name: GPU1, short: 'worker:1/GPU:0', task: TASK1, type: 'GPU', color: '', ops: 1 },
+      { name: CPU, short: 'CPU:0', task: '', type: 'CPU', color: '', ops: 1 }
+    ])).toEqual(new Map([[GPU1, TASK1]]));
   });
 });
 
@@ -447,12 +463,18 @@ describe('devices', () => {
     expect(m.fillOf(m.opByName('grey/a')!.id)).toBe(UNPLACED_COLOR);
   });
 
-  it('devices missing from the list get a palette color; bad colors are replaced', () => {
+  it('devices missing from the list show their full name and get a palette color; bad colors are replaced', () => {
     const d = doc([node('a', 'Add', GPU0), node('b', 'Add', '/job:ps/replica:0/task:0/device:CPU:0')]);
     d.devices[0].color = 'red;background:url(x)';
     const m = new GraphModel(d);
     expect(m.deviceColor(GPU0)).toMatch(/^#[0-9a-f]{6}$/);
-    expect(m.device('/job:ps/replica:0/task:0/device:CPU:0').short).toBe('ps:0/CPU:0');
+    expect(m.device('/job:ps/replica:0/task:0/device:CPU:0').short).toBe(
+      '/job:ps/replica:0/task:0/device:CPU:0'
+    );
+    // a listed device without a short name shows its full name too
+    const noShort = doc([node('a', 'Add', GPU0)]);
+    noShort.devices[0].short = '';
+    expect(new GraphModel(noShort).device(GPU0).short).toBe(GPU0);
     expect(m.deviceColor('/job:ps/replica:0/task:0/device:CPU:0')).toMatch(/^#[0-9a-f]{6}$/);
     expect(safeColor('#1f77b4')).toBe('#1f77b4');
     expect(safeColor('"><script>')).toBe(UNPLACED_COLOR);

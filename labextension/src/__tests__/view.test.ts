@@ -39,12 +39,12 @@ function hostileDoc(): IGraphDoc {
   ]);
   d.title = TITLE;
   d.devices = [
-    { name: DEV_A, short: 'cpu', task: '', type: 'CPU', color: 'red;background:url(x)', ops: 1 },
-    { name: DEV_B, short: 'gpu', task: '', type: 'GPU', color: 'javascript:alert(1)', ops: 1 },
+    { name: DEV_A, short: 'cpu', task: '/job:worker/replica:0/task:0', type: 'CPU', color: 'red;background:url(x)', ops: 1 },
+    { name: DEV_B, short: 'gpu', task: '/job:worker/replica:0/task:1', type: 'GPU', color: 'javascript:alert(1)', ops: 1 },
     {
       name: DEV_C,
       short: '<img src=x onerror=alert(9)>',
-      task: '',
+      task: '/job:w"><img src=x onerror=alert(4)>/replica:0/task:1',
       type: 'GPU',
       color: '"><script>alert(10)</script>',
       ops: 1

@@ -1,4 +1,5 @@
-// The graph view's model: the document of application/vnd.tfjupyter.graph+json (contract §1)
+// The graph view's model: the document of application/vnd.tfjupyter.graph+json (built by
+// tfjupyter/lab/graph.py)
 // turned into TensorBoard's name-scope hierarchy, the expanded/collapsed state, the visible
 // graph (leaves, clusters, aggregated edges) and the input dagre lays out.
 //
@@ -21,7 +22,7 @@ export const SERIES_MIN = 3;
 export const TYPE_GROUP_MIN = 2;
 
 // ---------------------------------------------------------------------------------------
-// The JSON document (contract §1)
+// The JSON document (tfjupyter/lab/graph.py)
 
 export type CrossKind = 'none' | 'device' | 'task';
 
@@ -315,19 +316,6 @@ export function contrastText(color: string): string {
   return luminance > 0.3 ? '#1a1a1a' : '#ffffff';
 }
 
-/** "job:task/TYPE:i" from a full device name, for devices the document does not list. */
-export function shortDeviceName(name: string): string {
-  if (!name) {
-    return 'not placed';
-  }
-  const m = /\/job:([^/]+)\/replica:\d+\/task:(\d+)\/device:([^:/]+):(\d+)/.exec(name);
-  if (m) {
-    return `${m[1]}:${m[2]}/${m[3]}:${m[4]}`;
-  }
-  const d = /device:([^:/]+:\d+)/.exec(name);
-  return d ? d[1] : name;
-}
-
 /** The op an input ("x:0", "^init", "x") reads. */
 export function inputOpName(input: string): { op: string; control: boolean } {
   if (input.startsWith('^')) {
@@ -411,22 +399,32 @@ export function normalizeDoc(raw: unknown): IGraphDoc {
       };
     }),
     nodes
-    // an `edges` array (the contract's first form) is ignored: edges come from `inputs`
+    // an `edges` array (the document's first form) is ignored: edges come from `inputs`
   };
 }
 
-/** The task of a device name: what precedes "/device:" ("/job:w/replica:0/task:1"). */
-export function deviceTask(device: string): string {
-  const i = device.indexOf('/device:');
-  return i >= 0 ? device.slice(0, i) : device;
+/** The task of each device the document lists, as the producer named it. */
+export function deviceTasks(devices: readonly IDeviceDoc[]): Map<string, string> {
+  return new Map(devices.filter(d => d.name && d.task).map(d => [d.name, d.task]));
 }
 
-/** How an edge between ops on these devices crosses them ("" = not placed). */
-export function crossKind(sourceDevice: string, targetDevice: string): CrossKind {
+/**
+ * How an edge between ops on these devices ("" = not placed) crosses them. Tasks come from the
+ * document (`tasks`, see deviceTasks): the producer (tfjupyter/lab/graph.py) knows them, so the
+ * renderer does not parse device names. Of a device it does not list only "another device" is
+ * certain.
+ */
+export function crossKind(
+  sourceDevice: string,
+  targetDevice: string,
+  tasks: ReadonlyMap<string, string>
+): CrossKind {
   if (!sourceDevice || !targetDevice || sourceDevice === targetDevice) {
     return 'none';
   }
-  return deviceTask(sourceDevice) === deviceTask(targetDevice) ? 'device' : 'task';
+  const a = tasks.get(sourceDevice);
+  const b = tasks.get(targetDevice);
+  return a && b && a !== b ? 'task' : 'device';
 }
 
 /**
@@ -436,7 +434,10 @@ export function crossKind(sourceDevice: string, targetDevice: string): CrossKind
  * the model, nameless nodes are ignored and of nodes sharing a name only the first counts.
  * Ordered by node, then by input.
  */
-export function deriveEdges(nodes: readonly INodeDoc[]): IGraphEdge[] {
+export function deriveEdges(
+  nodes: readonly INodeDoc[],
+  tasks: ReadonlyMap<string, string>
+): IGraphEdge[] {
   const device = new Map<string, string>();
   for (const n of nodes) {
     if (n.name && !device.has(n.name)) {
@@ -461,7 +462,7 @@ export function deriveEdges(nodes: readonly INodeDoc[]): IGraphEdge[] {
         target: n.name,
         tensor: control ? '' : op === input ? `${op}:0` : input,
         control,
-        cross: crossKind(source, n.device)
+        cross: crossKind(source, n.device, tasks)
       });
     }
   }
@@ -536,11 +537,11 @@ export class GraphModel {
     if (known) {
       return known;
     }
-    // a device the document did not list: a stable color from the fallback palette
+    // a device the document did not list: its full name, a stable color from the palette
     const order = this.devices.size;
     const info: IDeviceInfo = {
       name,
-      short: shortDeviceName(name),
+      short: name || 'not placed',
       color: name ? DEVICE_PALETTE[order % DEVICE_PALETTE.length] : UNPLACED_COLOR,
       ops: 0,
       order: name ? order : Number.MAX_SAFE_INTEGER
@@ -879,7 +880,7 @@ export class GraphModel {
       }
       this.devices.set(d.name, {
         name: d.name,
-        short: d.short || shortDeviceName(d.name),
+        short: d.short || d.name,
         color: safeColor(d.color, DEVICE_PALETTE[order % DEVICE_PALETTE.length]),
         ops: 0,
         order
@@ -1184,7 +1185,7 @@ export class GraphModel {
   }
 
   private _buildEdges(): void {
-    for (const e of deriveEdges(this.doc.nodes)) {
+    for (const e of deriveEdges(this.doc.nodes, deviceTasks(this.doc.devices))) {
       const s = this._opIndex.get(e.source);
       const t = this._opIndex.get(e.target);
       if (s === undefined || t === undefined || s === t) {

@@ -7,7 +7,7 @@ from ... import nn
 from ...framework.ops import GraphKeys, Tensor, add_to_collections, convert_to_tensor, name_scope
 from ...init_ops import zeros_initializer
 from ...ops import array_ops, math_ops
-from ...variable_scope import get_variable, variable_scope
+from ...variable_scopes import get_variable, variable_scope
 from .initializers import xavier_initializer
 
 __all__ = ["fully_connected", "flatten"]

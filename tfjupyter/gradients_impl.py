@@ -74,7 +74,7 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients", colocate_gradients_
 
         # Ops are created after their inputs, so descending id is a reverse topological order.
         for op in sorted(between, key=lambda o: o._id, reverse=True):
-            out_grads = [_aggregate(grads.get(t), t) for t in op._outputs]
+            out_grads = [_aggregate(grads.get(t), t) for t in op.outputs]
             if all(g is None for g in out_grads):
                 continue
             if op in stop:
@@ -85,16 +85,16 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients", colocate_gradients_
                 continue
             if len(out_grads) > 1:
                 out_grads = [g if g is not None else array_ops.zeros_like(t)
-                             for g, t in zip(out_grads, op._outputs)]
+                             for g, t in zip(out_grads, op.outputs)]
             with graph.name_scope(op.name + "_grad"), _maybe_colocate(graph, op, colocate_gradients_with_ops):
                 if op_type not in _PASS_INDEXED_SLICES:
                     out_grads = [convert_to_tensor(g) if isinstance(g, IndexedSlices) else g
                                  for g in out_grads]
                 in_grads = _as_list(grad_fn(op, *out_grads))
-            if len(in_grads) != len(op._inputs):
+            if len(in_grads) != len(op.inputs):
                 raise ValueError(f"Num gradients {len(in_grads)} generated for op {op.node_def} "
-                                 f"do not match num inputs {len(op._inputs)}")
-            for t, g in zip(op._inputs, in_grads):
+                                 f"do not match num inputs {len(op.inputs)}")
+            for t, g in zip(op.inputs, in_grads):
                 if g is None or not _differentiable(t) or t.op not in between:
                     continue
                 g = _checked_indexed_slices(g, op, t) if isinstance(g, IndexedSlices) \
@@ -155,7 +155,7 @@ def _ops_between(ys: Sequence[Tensor], xs: Sequence[Tensor], stop) -> set:
         from_xs.add(op)
         if op in stop:
             continue
-        for t in op._outputs:
+        for t in op.outputs:
             pending.extend(t._consumers)
     between = set()
     pending = [y.op for y in ys]
@@ -164,5 +164,5 @@ def _ops_between(ys: Sequence[Tensor], xs: Sequence[Tensor], stop) -> set:
         if op in between or op not in from_xs:
             continue
         between.add(op)
-        pending.extend(t.op for t in op._inputs)
+        pending.extend(t.op for t in op.inputs)
     return between

@@ -1,0 +1,56 @@
+"""The TF 1.x API that ``import tfjupyter as tf`` gives: gathered here, and copied into
+``tfjupyter``'s namespace on first use (tfjupyter/__init__.py), so that a process that
+only needs a light part of the package (the Jupyter server extension) never imports it.
+Each module below declares its public names in ``__all__``; this file only gathers them.
+"""
+from __future__ import annotations
+
+from .framework import errors  # noqa: F401  (tf.errors)
+from .framework.dtypes import (DType, as_dtype, bool, complex64, complex128, double,  # noqa: F401
+                               float16, float32, float64, half, int8, int16, int32, int64, string,
+                               uint8, uint16, uint32, uint64)
+from .framework.device import DeviceSpec  # noqa: F401
+from .framework.ops import (Graph, GraphKeys, Operation, Tensor, add_to_collection,  # noqa: F401
+                            add_to_collections, colocate_with, control_dependencies,
+                            convert_to_tensor, device, get_collection, get_collection_ref,
+                            get_default_graph, name_scope, register_tensor_conversion_function,
+                            reset_default_graph)
+from .framework.registry import NotDifferentiable, RegisterGradient, register_gradient  # noqa: F401
+from .framework.tensor_shape import Dimension, TensorShape  # noqa: F401
+from .client.config import ConfigProto, GPUOptions, GraphOptions, RunMetadata, RunOptions  # noqa: F401
+from .client.session import InteractiveSession, Session, get_default_session  # noqa: F401
+from .gradients_impl import gradients  # noqa: F401
+from .ops.array_ops import *  # noqa: F401,F403
+from .ops.control_flow_ops import (case, cond, group, no_op, tuple, while_loop,  # noqa: F401
+                                   with_dependencies)
+from .ops.functional_ops import foldl, foldr, map_fn, scan  # noqa: F401
+from .ops.math_ops import *  # noqa: F401,F403
+from .ops.random_ops import *  # noqa: F401,F403
+from .ops.linalg_ops import *  # noqa: F401,F403
+from .ops.data_flow_ops import *  # noqa: F401,F403
+from .ops.parsing_ops import *  # noqa: F401,F403
+from .ops.sparse_ops import *  # noqa: F401,F403
+from .framework.sparse_tensor import SparseTensor, SparseTensorValue  # noqa: F401
+from .framework.indexed_slices import IndexedSlices, IndexedSlicesValue  # noqa: F401
+from .ops.state_ops import *  # noqa: F401,F403  (scatter_add, scatter_sub)
+from .ops.io_ops import *  # noqa: F401,F403
+from .framework.graph_io import *  # noqa: F401,F403
+from .variables import *  # noqa: F401,F403
+from .variable_scopes import *  # noqa: F401,F403
+from .init_ops import *  # noqa: F401,F403
+from .summary.legacy import *  # noqa: F401,F403  (0.x: tf.scalar_summary, ...)
+from . import app, contrib, datasets, nn, summary, test, train  # noqa: F401,E402
+from . import python_io  # noqa: F401,E402
+from . import compat, gfile, io  # noqa: F401,E402
+from . import layers, losses  # noqa: F401,E402  (tf.layers, tf.losses)
+from . import image  # noqa: F401,E402  (tf.image)
+from .ops.image_ops import random_crop  # noqa: F401,E402
+from . import logging  # noqa: F401,E402  (tf.logging)
+from .ops.logging_ops import Assert, Print  # noqa: F401,E402
+from .ops.script_ops import numpy_function, py_func  # noqa: F401,E402
+from .ops.check_ops import *  # noqa: F401,F403,E402  (tf.assert_*)
+# tf.NodeDef is the protobuf class of a GraphDef's nodes (graph_def.node[i]), as in TensorFlow.
+from tensorboard.compat.proto.node_def_pb2 import NodeDef  # noqa: F401,E402
+from .app import flags  # noqa: F401,E402
+from .summary import Event, SessionLog, Summary  # noqa: F401,E402
+from .framework import dtypes  # noqa: F401
