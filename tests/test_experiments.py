@@ -462,3 +462,15 @@ def test_a_killed_kernel_leaves_an_interrupted_record(tmp_path):
     values = r.scalar("accuracy")["value"]
     assert values == sorted(values)   # the loop's accuracy only grows: points in order
     assert any("Experiment(\"killed\"" in c["code"] for c in r.cells)
+
+
+def test_messages_show_a_record_below_the_working_directory_relative_to_it(tmp_path,
+                                                                          monkeypatch):
+    from tfjupyter.experiments.store import shown_path
+    monkeypatch.chdir(tmp_path)
+    assert shown_path(str(tmp_path / "experiments" / "run1")) == os.path.join("experiments",
+                                                                              "run1")
+    assert shown_path("experiments/run1") == os.path.join("experiments", "run1")
+    elsewhere = str(tmp_path.parent / "other" / "run1")
+    assert shown_path(elsewhere) == elsewhere
+    assert shown_path(str(tmp_path) + "-sibling/run1") == str(tmp_path) + "-sibling/run1"

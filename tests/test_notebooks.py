@@ -32,6 +32,11 @@ def test_notebook_is_stored_as_one_clean_run(path):
     for cell in code:
         assert not [o for o in cell.outputs if o.output_type == "error"], cell.source
     assert any(cell.outputs for cell in code)
+    # A reader cannot follow the temporary folder that notebooks/execute.py ran it in.
+    temporary = re.compile(r"(/tmp|/var/folders|/private/var)/\S*")
+    shown = [m.group(0) for c in code for o in c.outputs
+             for m in temporary.finditer(str(o.get("text", "")) + str(o.get("data", "")))]
+    assert shown == [], f"outputs show temporary paths: {shown[:3]}"
 
 
 @pytest.mark.timeout(120)

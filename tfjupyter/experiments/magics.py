@@ -17,6 +17,7 @@ from IPython.core.magic import Magics, UsageError, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from ..magic_args import one_of, parse_line, subcommand
+from .store import shown_path
 
 __all__ = ["ExperimentMagics"]
 
@@ -89,8 +90,8 @@ class ExperimentMagics(Magics):
                                         shell=self.shell).start()
                 following = ["this kernel's sessions"] + [
                     f"a cluster of {len(c.tasks)} tasks" for c in experiment.clusters]
-                print(f"Recording experiment {experiment.id!r} into {experiment.path} "
-                      f"({' and '.join(following)}).")
+                print(f"Recording experiment {experiment.id!r} into "
+                      f"{shown_path(experiment.path)} ({' and '.join(following)}).")
                 return None
             if command == "end":
                 running = current()

@@ -323,11 +323,11 @@ class ExperimentRecord:
         return rows
 
     def __repr__(self) -> str:
-        return "\n".join([f"Experiment {self.id!r} ({self.path})"] +
+        return "\n".join([f"Experiment {self.id!r} ({store.shown_path(self.path)})"] +
                          ["  " + line for line in text_table((), self.summary_rows())])
 
     def _repr_html_(self) -> str:
-        return html_table(f"Experiment {self.id} ({self.path})", ["", ""],
+        return html_table(f"Experiment {self.id} ({store.shown_path(self.path)})", ["", ""],
                            self.summary_rows())
 
 

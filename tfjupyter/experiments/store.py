@@ -53,6 +53,15 @@ def make_folder(parent: str, name: str) -> str:
     raise FileExistsError(f"no free folder name for experiment {name!r} in {parent}")
 
 
+def shown_path(path: str) -> str:
+    """``path`` as messages show it: relative to the working directory when it lies below it
+    (``experiments/run1``: what a notebook's reader can follow, wherever it ran), else
+    absolute."""
+    path = os.path.abspath(path)
+    here = os.getcwd()
+    return os.path.relpath(path, here) if path.startswith(here + os.sep) else path
+
+
 def write_json(path: str, data) -> None:
     """Replaces ``path`` with ``data`` as JSON, atomically (temp file, fsync, rename, fsync of
     the folder: the checkpoints' own ``atomic_write``)."""
