@@ -128,8 +128,9 @@ def chromium_skip_reason() -> str | None:
 
 
 def _skip_without_chromium() -> None:
-    need("browser tests", _missing_for_browser_tests(),
-         "apt-get install chromium; pip install -e '.[test]'")
+    missing = _missing_for_browser_tests()
+    need("browser tests", missing, "apt-get install chromium" if missing == [CHROMIUM]
+         else "apt-get install chromium; pip install -e '.[test]'")
 
 
 @pytest.fixture
