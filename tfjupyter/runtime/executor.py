@@ -186,11 +186,12 @@ class Plan:
             device = assigned[op]
             if op.type in _ORDERING_ONLY_TYPES:
                 continue
+            inputs, outputs = op.inputs, op.outputs   # each access copies
             kernel = None
             home = device if _in_device_memory(device) else None
             host_inputs: Sequence[int] = ()
             host_outputs: Sequence[int] = ()
-            forwarding = op.type in _FORWARDING_TYPES and len(op.inputs) == 1
+            forwarding = op.type in _FORWARDING_TYPES and len(inputs) == 1
             if not forwarding:
                 factory = device.kernel_factory(op.type)
                 if factory is None:
@@ -213,16 +214,16 @@ class Plan:
                 if bind is not None:
                     kernel = bind(kernel, device)
             args = []
-            for k, t in enumerate(op.inputs):
+            for k, t in enumerate(inputs):
                 if k in op.op_def.ref_inputs:
                     continue
                 args.append(value_at(t, None if k in host_inputs else home))
-            outs = [f"v{index}_{k}" for k in range(len(op.outputs))]
+            outs = [f"v{index}_{k}" for k in range(len(outputs))]
             if forwarding:
-                emit(f"{outs[0]} = {names[op.inputs[0]]}", op)
-                where[op.outputs[0]] = where[op.inputs[0]]
-                if op.inputs[0] in persistent or op.inputs[0] in fed:
-                    persistent.add(op.outputs[0])
+                emit(f"{outs[0]} = {names[inputs[0]]}", op)
+                where[outputs[0]] = where[inputs[0]]
+                if inputs[0] in persistent or inputs[0] in fed:
+                    persistent.add(outputs[0])
             else:
                 namespace[f"k{index}"] = kernel
                 call = f"k{index}({', '.join(args)})"
@@ -246,15 +247,15 @@ class Plan:
                         namespace[f"wait{index}"] = finish
                         emit(f"wait{index}()")
                     emit(f"_stats.add({device.name!r}, op{index}, _s, _time())")
-                for k, t in enumerate(op.outputs):
+                for k, t in enumerate(outputs):
                     where[t] = None if k in host_outputs else home
                 if op.type in _PERSISTENT_OUTPUT_TYPES or any(
-                        op.inputs[i].op.type == "VariableV2" for i in op.op_def.ref_inputs):
-                    persistent.update(op.outputs)
+                        inputs[i].op.type == "VariableV2" for i in op.op_def.ref_inputs):
+                    persistent.update(outputs)
                 viewed = _VIEW_TYPES.get(op.type)
-                if viewed is not None and (op.inputs[viewed] in persistent or op.inputs[viewed] in fed):
-                    persistent.update(op.outputs)
-            for k, t in enumerate(op.outputs):
+                if viewed is not None and (inputs[viewed] in persistent or inputs[viewed] in fed):
+                    persistent.update(outputs)
+            for k, t in enumerate(outputs):
                 names[t] = outs[k]
             dead = []
             for t in last_use.get(index, ()):
