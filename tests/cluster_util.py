@@ -130,3 +130,31 @@ def ipyparallel_children():
         except psutil.Error:
             pass
     return found
+
+
+def isolated_ipython(path):
+    """IPYTHONDIR (ipyparallel's profiles) and the token folder under ``path``, for the
+    duration of the generator: a module fixture's body (``yield from isolated_ipython(p)``)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("IPYTHONDIR", str(path / "ipython"))
+        mp.setenv("TFJUPYTER_TOKEN_DIR", str(path / "tokens"))
+        yield path
+
+
+def ipython_shell(ipython_dir):
+    """A real IPython shell with tfjupyter's magics, history in memory, for the duration of the
+    generator; a cluster its magics left running is stopped at the end."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+    config = Config()
+    config.HistoryManager.hist_file = ":memory:"
+    shell = InteractiveShell.instance(config=config, ipython_dir=str(ipython_dir))
+    shell.run_line_magic("load_ext", "tfjupyter")
+    try:
+        yield shell
+    finally:
+        magics = shell.magics_manager.registry["ClusterMagics"]
+        if magics.cluster is not None:
+            magics.cluster.stop()
+        shell.run_line_magic("unload_ext", "tfjupyter")
+        InteractiveShell.clear_instance()

@@ -9,8 +9,7 @@ import pytest
 pytest.importorskip("ipyparallel")
 
 from IPython.core.error import UsageError  # noqa: E402
-from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
-from traitlets.config import Config  # noqa: E402
+from cluster_util import ipython_shell  # noqa: E402
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -26,18 +25,7 @@ def ip(ipython_dir):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("IPYTHONDIR", str(ipython_dir))
         mp.setenv("TFJUPYTER_TOKEN_DIR", str(ipython_dir.parent / "tokens"))
-        config = Config()
-        config.HistoryManager.hist_file = ":memory:"
-        shell = InteractiveShell.instance(config=config, ipython_dir=str(ipython_dir))
-        shell.run_line_magic("load_ext", "tfjupyter")
-        try:
-            yield shell
-        finally:
-            magics = shell.magics_manager.registry["ClusterMagics"]
-            if magics.cluster is not None:
-                magics.cluster.stop()
-            shell.run_line_magic("unload_ext", "tfjupyter")
-            InteractiveShell.clear_instance()
+        yield from ipython_shell(ipython_dir)
 
 
 def _ipyparallel_processes(ipython_dir) -> list:

@@ -33,12 +33,15 @@ def _help(ip, name: str) -> str:
 
 # What each magic's help must show: its usage line, subcommands and options.
 HELP = {
-    "%tf_cluster": ["%tf_cluster [start|attach|status|wait|interrupt|stop]",
+    "%tf_cluster": ["%tf_cluster [start|scale|attach|status|wait|why|interrupt|stop]",
                     "%tf_cluster start [--ps N] [--workers N] [--engines LAUNCHER]",
                     "--hosts HOSTS", "--gpus-per-worker N", "--profile P", "--controller-ip IP",
-                    "--location HOST", "--timeout S", "%tf_cluster attach --workers IDS",
+                    "--location HOST", "--timeout S", "--restart", "--detach",
+                    "%tf_cluster scale --workers N",
+                    "%tf_cluster attach [--cluster ID] [--workers IDS] [--ps IDS]",
                     "--ps IDS", "--cluster-id ID", "%tf_cluster status",
-                    "%tf_cluster wait [--timeout S]", "%tf_cluster interrupt",
+                    "%tf_cluster wait [--timeout S]", "%tf_cluster why [--task TASK]",
+                    "%tf_cluster interrupt",
                     "%tf_cluster stop"],
     "%%tf_worker": ["%%tf_worker [--tasks INDICES] [--no-block] [--timeout S]",
                     "task_index, is_chief"],
@@ -83,8 +86,11 @@ BAD_LINES = [
     ("tf_cluster", "start --workers two",
      "%tf_cluster start: argument --workers: invalid int value: 'two'"),
     ("tf_cluster", "start --bogus", "%tf_cluster start: unrecognized arguments: --bogus"),
-    ("tf_cluster", "attach --ps 0", "%tf_cluster attach: the following arguments are "
-                                    "required: --workers"),
+    ("tf_cluster", "attach --ps 0", "%tf_cluster attach needs --cluster ID (a detached "
+                                    "cluster) or --workers IDS"),
+    ("tf_cluster", "scale", "%tf_cluster scale: the following arguments are required: "
+                            "--workers"),
+    ("tf_cluster", "why", "no cluster: start one with '%tf_cluster start"),
     ("tf_cluster", "attach --workers 1,x",
      "%tf_cluster attach: argument --workers: expected comma-separated indices, got '1,x'"),
     ("tf_cluster", "status now", "%tf_cluster status: unrecognized arguments: now"),

@@ -15,7 +15,7 @@ from notebook_util import (NOTEBOOKS, assert_no_errors, assert_nothing_left, rea
 # Notebooks run, with checks of their output, by a test of their own (dashboard.ipynb runs in
 # JupyterLab in tests/test_dashboard_browser.py).
 CHECKED = {"cluster.ipynb", "dashboard.ipynb", "input_pipeline.ipynb", "local_cluster.ipynb",
-           "sync_vs_async.ipynb", "towers.ipynb"}
+           "supervision.ipynb", "sync_vs_async.ipynb", "towers.ipynb"}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=os.path.basename)
@@ -107,6 +107,39 @@ def test_cluster_notebook_runs_in_a_jupyter_kernel(tmp_path, monkeypatch):
     assert done and int(done.group(1)) == pids["worker:0"], waited
     assert "Cluster stopped" in outputs["%tf_cluster stop"]
     # The engines, the controller, the nannies and the kernel itself are gone.
+    assert_nothing_left(ipython_dir, list(pids.values()))
+
+
+@pytest.mark.timeout(400)
+def test_supervision_notebook_diagnoses_recovers_and_scales(tmp_path, monkeypatch):
+    notebook = read("supervision.ipynb")
+    ipython_dir = run_in_a_kernel(notebook, tmp_path, monkeypatch)
+    assert_no_errors(notebook)
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    cells = [(c.source.splitlines()[0], text(c)) for c in code]
+    pids = task_pids(next(out for first, out in cells if first.startswith("%tf_cluster start")))
+
+    by_first = dict(cells)
+    why = by_first["import time"]
+    assert re.search(r"Root cause: worker:1 waits for the model to be initialized .*its chief "
+                     r"worker:0 is not initializing it", why), why
+    assert "uninitialized: w1, b1, w2, b2, global_step" in why, why
+
+    recovery = by_first["import os"]
+    for task in ("worker:1", "ps:0"):
+        assert re.search(rf"^{task} killed at global step >= \d+; serving again after", recovery,
+                         re.M), recovery
+    outputs = "\n".join(out for _, out in cells)
+    assert re.search(r"^\[worker:1\] restarted on a new engine \(pid \d+\) after its process "
+                     r"\(pid \d+\) exited; running the cell again$", outputs, re.M), outputs
+    assert "[worker:2] added by a scale to 3 workers; running the cell" in outputs, outputs
+    assert "[worker:2] removed by a scale to 2 workers" in outputs, outputs
+    final = re.findall(r"^\[(worker:[01])\] done at global step (\d+), test accuracy ([0-9.]+)$",
+                       outputs, re.M)
+    last = {task: (int(step), float(acc)) for task, step, acc in final}
+    assert set(last) == {"worker:0", "worker:1"}, outputs
+    assert all(step >= 6000 and acc >= 0.9 for step, acc in last.values()), last
+    assert "Cluster stopped" in cells[-1][1]
     assert_nothing_left(ipython_dir, list(pids.values()))
 
 

@@ -44,6 +44,10 @@ from . import python_io  # noqa: F401,E402
 from . import compat, gfile, io  # noqa: F401,E402
 from . import layers, losses  # noqa: F401,E402  (tf.layers, tf.losses)
 from . import image  # noqa: F401,E402  (tf.image)
+from . import keras  # noqa: F401,E402  (tf.keras)
+from . import data  # noqa: F401,E402  (tf.data)
+from . import estimator  # noqa: F401,E402  (tf.estimator)
+from . import saved_model  # noqa: F401,E402  (tf.saved_model)
 from .ops.image_ops import random_crop  # noqa: F401,E402
 from . import logging  # noqa: F401,E402  (tf.logging)
 from .ops.logging_ops import Assert, Print  # noqa: F401,E402
@@ -53,4 +57,15 @@ from .ops.check_ops import *  # noqa: F401,F403,E402  (tf.assert_*)
 from tensorboard.compat.proto.node_def_pb2 import NodeDef  # noqa: F401,E402
 from .app import flags  # noqa: F401,E402
 from .summary import Event, SessionLog, Summary  # noqa: F401,E402
-from .framework import dtypes  # noqa: F401
+# TF 1.4-1.15's additions: tf.metrics, lookup tables, decode_csv, the 1.13+ namespaces.
+from . import dtypes, linalg, math, metrics, random, strings  # noqa: F401,E402,A004
+from . import feature_column, sparse  # noqa: F401,E402  (tf.feature_column, tf.sparse)
+from .ops.confusion_matrix import confusion_matrix  # noqa: F401,E402
+from .ops.csv_ops import decode_csv  # noqa: F401,E402
+from .ops.lookup_ops import initialize_all_tables, tables_initializer  # noqa: F401,E402
+from .ops.math_compat_ops import div_no_nan, saturate_cast  # noqa: F401,E402
+from .ops.string_hash_ops import string_to_hash_bucket_fast  # noqa: F401,E402
+from .ops.string_transform_ops import (as_string, reduce_join, regex_replace,  # noqa: F401,E402
+                                       string_split, string_strip, string_to_number, substr)
+from .ops.string_ops import string_join  # noqa: F401,E402
+from .execution_mode import *  # noqa: F401,F403,E402  (executing_eagerly, ...)

@@ -18,8 +18,10 @@ from .ops._nn_util import convert_like as _convert_like, shape_of as _shape_of
 from .ops.candidate_sampling_ops import *  # noqa: F401,F403
 from .ops.math_ops import sigmoid, tanh  # noqa: F401  (tf.nn.sigmoid is tf.sigmoid)
 from .ops.nn_ops import *  # noqa: F401,F403
+from .ops.nn_compat_ops import *  # noqa: F401,F403  (swish, log_poisson_loss, max_pool2d...)
 from .ops.nn_ops import (_xent_arguments, bias_add, conv2d, elu, relu,
                          softmax_cross_entropy_with_logits_v2)
+from .ops.embedding_ops import embedding_lookup_sparse, safe_embedding_lookup_sparse  # noqa: F401
 
 __all__ = _nn_ops.__all__ + _sampling.__all__ + [
     "sigmoid", "tanh", "dropout", "moments", "weighted_moments", "sufficient_statistics",
@@ -28,6 +30,7 @@ __all__ = _nn_ops.__all__ + _sampling.__all__ + [
     "batch_norm_with_global_normalization", "xw_plus_b", "relu_layer", "leaky_relu", "selu",
     "softsign", "crelu", "zero_fraction", "conv1d", "atrous_conv2d", "convolution",
     "embedding_lookup", "nce_loss", "sampled_softmax_loss",
+    "swish", "log_poisson_loss", "max_pool2d", "avg_pool2d",
 ]
 
 
@@ -630,6 +633,7 @@ def sampled_softmax_loss(weights, biases, labels, inputs, num_sampled: int, num_
 
 _RECURRENT = ("static_rnn", "dynamic_rnn", "bidirectional_dynamic_rnn", "static_bidirectional_rnn")
 __all__ += ["rnn_cell", *_RECURRENT]
+__all__ += ["embedding_lookup_sparse", "safe_embedding_lookup_sparse"]
 
 
 def __getattr__(name: str):

@@ -310,6 +310,28 @@ class RecordReader:
             f.close()
 
 
+def read_chunks(path: Union[str, os.PathLike], compression_type: str = "") -> Iterator[bytes]:
+    """The bytes of a file, uncompressed (``compression_type`` "", "ZLIB" or "GZIP"), in chunks
+    (text-line and fixed-length datasets); a corrupt or cut compressed stream is a
+    ``DataLossError`` naming the file."""
+    path = os.fspath(path)
+    kind = _compression_string(compression_type, "read_chunks")
+    try:
+        f = open(path, "rb", buffering=0)
+    except OSError as e:
+        raise _open_error(path, e) from None
+    with f:
+        source = _InflatingSource(f, kind) if kind else f
+        while True:
+            try:
+                chunk = source.read(_CHUNK)
+            except _CorruptStream as e:
+                raise errors.DataLossError(None, None, f"{path}: {e}") from None
+            if not chunk:
+                return
+            yield chunk
+
+
 def tf_record_iterator(path: Union[str, os.PathLike], options=None) -> Iterator[bytes]:
     """The records of a TFRecord file, in order (``tf.python_io.tf_record_iterator``)."""
     reader = RecordReader(path, options)

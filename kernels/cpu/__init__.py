@@ -33,6 +33,10 @@ _keep_freed_memory()
 
 # Importing a kernel module registers its kernels in KERNELS.
 from . import (array_kernels, control_flow_kernels, data_flow_kernels, image_kernels,  # noqa: E402,F401
-               io_kernels, logging_kernels, math_kernels, nn_extra_kernels, nn_kernels,
-               parsing_kernels, random_kernels, reader_kernels, script_kernels, sendrecv_kernels,
-               state_kernels, sparse_training_kernels, summary_kernels, training_kernels)
+               dataset_kernels, io_kernels, iterator_kernels, logging_kernels, math_kernels,
+               nn_extra_kernels, nn_kernels, parsing_kernels, random_kernels, reader_kernels,
+               script_kernels, sendrecv_kernels, state_kernels, sparse_training_kernels,
+               string_kernels, summary_kernels, training_kernels)
+from . import (csv_kernels, ftrl_kernels, lookup_kernels, string_hash_kernels,  # noqa: E402,F401
+               string_transform_kernels)
+from . import sparse_cross_kernels, sparse_segment_kernels  # noqa: E402,F401

@@ -21,7 +21,7 @@ from tfjupyter.runtime.placer import Placer, format_placement_line
 from . import KERNELS
 
 
-class _FunctionHost:
+class FunctionHost:
     """What executor.Plan needs of a session, for the plans of one op's functions."""
 
     def __init__(self, op, ctx):
@@ -80,7 +80,7 @@ class _FunctionHost:
 
 @KERNELS.register("If")
 def if_kernel(op, ctx):
-    host = _FunctionHost(op, ctx)
+    host = FunctionHost(op, ctx)
     then_plan = host.compile(op.get_attr("then_branch"))
     else_plan = host.compile(op.get_attr("else_branch"))
     single = len(op.outputs) == 1
@@ -123,7 +123,7 @@ def _stacked(op, i: int, values: List[np.ndarray], initial) -> np.ndarray:
 
 @KERNELS.register("While")
 def while_kernel(op, ctx):
-    host = _FunctionHost(op, ctx)
+    host = FunctionHost(op, ctx)
     cond_plan = host.compile(op.get_attr("cond"))
     body_plan = host.compile(op.get_attr("body"))
     n = len(op.get_attr("T"))
@@ -158,7 +158,7 @@ def while_kernel(op, ctx):
 
 @KERNELS.register("WhileGrad")
 def while_grad_kernel(op, ctx):
-    host = _FunctionHost(op, ctx)
+    host = FunctionHost(op, ctx)
     vjp_plan = host.compile(op.get_attr("vjp"))
     n = op.get_attr("n_vars")
     n_captured = op.get_attr("n_captured")

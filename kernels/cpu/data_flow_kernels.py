@@ -10,7 +10,9 @@ queue's device and the kernel finds the resource through the queue op's attrs.
 Blocking follows TensorFlow's queues: enqueue attempts and dequeue attempts are each served in
 arrival order; a dequeue of n elements takes them as they arrive (so n may exceed the capacity)
 and gives them back to the queue if it fails. Every wait goes through
-``cancellation.wait_until``, so a closed session or a run deadline always ends it.
+``cancellation.wait_until``, so a closed session or a run deadline always ends it, and says
+what it waits in (runtime/waits.py: the op, the queue's size and capacity, the accumulator's
+gradients received and needed and the steps that applied them) for ``%tf_cluster why``.
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ import numpy as np
 
 from tfjupyter.framework import errors
 from tfjupyter.framework.tensor_shape import TensorShape
-from tfjupyter.runtime import cancellation, events
+from tfjupyter.runtime import cancellation, events, waits
 from tfjupyter.runtime.devices import private_key
 
 from . import KERNELS
@@ -212,7 +214,7 @@ class FIFOQueueResource:
                 self._serve()
                 cancellation.wait_until(
                     attempt.cond, lambda: attempt.done or attempt.cancelled or self.closed,
-                    self._what_enqueue)
+                    self._what_enqueue, self._blocked(where))
                 if attempt.done:
                     return
                 if attempt.cancelled:
@@ -242,7 +244,8 @@ class FIFOQueueResource:
                                         and len(self._items) < n - len(attempt.got))
             try:
                 self._serve()
-                cancellation.wait_until(attempt.cond, ended, self._what_dequeue)
+                cancellation.wait_until(attempt.cond, ended, self._what_dequeue,
+                                        self._blocked(where))
                 if attempt.done:
                     return attempt.got
                 # Closed: what is left, for dequeue_up_to; else the elements go back.
@@ -327,7 +330,7 @@ class FIFOQueueResource:
             try:
                 self._serve()
                 cancellation.wait_until(attempt.cond, lambda: attempt.done or self.closed,
-                                        self._what_close)
+                                        self._what_close, self._blocked(where))
                 self.closed = True
             finally:
                 if not attempt.done:
@@ -337,6 +340,18 @@ class FIFOQueueResource:
     def size(self) -> int:
         with self._lock:
             return len(self._items)
+
+    def _blocked(self, where: str) -> waits.Blocked:
+        """What a thread blocked on this queue waits in (described when telemetry asks)."""
+        site = where if isinstance(where, waits.OpSite) else None
+        return waits.Blocked("queue", site, (site and site.resource) or self.name, self._describe)
+
+    def _describe(self) -> dict:
+        # Read without the lock: a poll must not wait for the queue, and lengths are atomic.
+        return {"queue_type": self.kind, "size": len(self._items),
+                "capacity": None if self.capacity == _UNBOUNDED else self.capacity,
+                "closed": self.closed, "blocked_enqueues": len(self._enqueuers),
+                "blocked_dequeues": len(self._dequeuers)}
 
 
 class PaddingFIFOQueueResource(FIFOQueueResource):
@@ -414,6 +429,7 @@ class AccumulatorResource:
         self._sum: Optional[np.ndarray] = None
         self._cond = threading.Condition(threading.Lock())
         self._takers: collections.deque = collections.deque()
+        self._applied_steps: List[int] = []   # the step ids of this round's gradients
         self._what_take = f"take_grad from accumulator '{name}'"
 
     def apply(self, grad: np.ndarray, local_step: int, where: str) -> None:
@@ -434,6 +450,7 @@ class AccumulatorResource:
                 else:
                     np.add(self._sum, grad, out=self._sum)
                 self.counter += 1
+                self._applied_steps.append(cancellation.current().step_id)
                 if self._takers:
                     self._cond.notify_all()
         # Listeners run outside the lock: they may be slow, or read the accumulator.
@@ -451,16 +468,23 @@ class AccumulatorResource:
             if self._takers or self.counter < num_required:
                 attempt = _Attempt()
                 self._takers.append(attempt)
+                site = where if isinstance(where, waits.OpSite) else None
+                blocked = waits.Blocked(
+                    "accumulator", site, (site and site.resource) or self.name,
+                    lambda: {"received": self.counter, "needed": num_required,
+                             "applied_steps": list(self._applied_steps),
+                             "global_step": self.global_step})
                 try:
                     cancellation.wait_until(
                         self._cond,
                         lambda: self._takers[0] is attempt and self.counter >= num_required,
-                        self._what_take)
+                        self._what_take, blocked)
                 finally:
                     self._takers.remove(attempt)
                     self._cond.notify_all()
             total, count, step = self._sum, self.counter, self.global_step
             self._sum, self.counter = None, 0
+            self._applied_steps = []
             self.global_step += 1
         if events.listeners["sync"]:
             events.publish("sync", events.SyncRecord(self.name, step, count, 0, time.time()))
@@ -481,8 +505,11 @@ class AccumulatorResource:
 
 
 # -- finding a kernel's resource -------------------------------------------------------------------
-def _node(op, ctx) -> str:
-    return f"\n\t [[node {op.name} ({op.type}) on {ctx.name}]]"
+def _node(op, ctx) -> waits.OpSite:
+    """The op and device for errors and wait records, with the label of the op's resource
+    (the queue or accumulator whose handle is its input 0, or that it makes)."""
+    src = op.inputs[0].op if op.inputs else op
+    return waits.OpSite(op.name, op.type, ctx.name, waits.resource_label(src))
 
 
 def _resource_op(op, types: Sequence[str], what: str):

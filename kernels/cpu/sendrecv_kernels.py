@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tfjupyter.distributed.sendrecv import rendezvous_key
 from tfjupyter.framework import errors
-from tfjupyter.runtime import cancellation
+from tfjupyter.runtime import cancellation, waits
 
 from . import KERNELS
 
@@ -38,10 +38,14 @@ def recv(op, ctx):
     send_device = op.get_attr("send_device")
     key = rendezvous_key(send_device, op.get_attr("send_device_incarnation"),
                          op.get_attr("recv_device"), op.get_attr("tensor_name"))
+    details = {"key": key, "peer": send_device.partition("/device:")[0],
+               "transfer": "push" if _pushed(op) else "pull"}
+    blocked = waits.Blocked("recv", waits.OpSite(op.name, op.type, ctx.name, key), key,
+                            lambda: details)
     if _pushed(op):
         what = f"waiting for {key}"
-        return lambda: host.rendezvous.recv(cancellation.current().step_id, key, what)
-    return lambda: host.recv(send_device, cancellation.current().step_id, key)
+        return lambda: host.rendezvous.recv(cancellation.current().step_id, key, what, blocked)
+    return lambda: host.recv(send_device, cancellation.current().step_id, key, blocked)
 
 
 def _pushed(op) -> bool:

@@ -36,6 +36,11 @@ _REF_ARGS = {
     "SparseApplyCenteredRMSProp": ("var", "mg", "ms", "mom"),
     "SparseApplyAdam": ("var", "m", "v"),
     "SparseApplyAdadelta": ("var", "accum", "accum_update"),
+    # FTRL's kernels are in ftrl_kernels.py.
+    "ApplyFtrl": ("var", "accum", "linear"),
+    "ApplyFtrlV2": ("var", "accum", "linear"),
+    "SparseApplyFtrl": ("var", "accum", "linear"),
+    "SparseApplyFtrlV2": ("var", "accum", "linear"),
 }
 
 

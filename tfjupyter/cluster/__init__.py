@@ -6,7 +6,8 @@ tasks, reports status), ``engine`` (what runs inside each engine: the task's gRP
 ``launch`` (which launcher starts which task where), ``processes`` (ipyparallel's controller
 and engine processes: started through its launchers, stopped with nothing left behind), ``runs``
 (output and errors of code run on tasks), ``status`` (the status table), ``registry`` (the
-entries JupyterLab's cluster panel reads). The magics (``%tf_cluster``, ``%%tf_worker``) are thin
+entries JupyterLab's cluster panel reads), ``lease`` (the controller and engines exit when the
+kernel that started them dies). The magics (``%tf_cluster``, ``%%tf_worker``) are thin
 clients of ``Cluster``.
 """
 from .cluster import Cluster, Task

@@ -14,6 +14,7 @@ import secrets
 import signal
 import socket
 import textwrap
+import threading
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from ..distributed.cluster import is_this_host
 from . import engine as _engine
 from . import processes, registry
 from .launch import ClusterError, TaskPlan, launcher_class, plan_tasks
+from .lease import LEASE_ENV, LEASE_S
 from .runs import Run, TaskError
 
 __all__ = ["Cluster", "Task"]
@@ -47,6 +49,8 @@ class Task:
     pid: int = 0
     address: str = ""
     devices: List[dict] = field(default_factory=list)
+    restarts: int = 0      # times the cluster restarted it (Cluster(restart=True))
+    note: str = ""         # why it is down, when the cluster says more than telemetry can
 
     @property
     def name(self) -> str:
@@ -69,6 +73,14 @@ class Cluster:
     to ipyparallel's launcher, e.g. ``{"ssh_args": [...], "remote_python": "..."}``); batch
     launchers (``"slurm"``, ``"pbs"``, ``"lsf"``, ``"mpi"``) take their settings from the
     ipyparallel ``profile``.
+
+    ``detach=True``: the cluster outlives this process on purpose (it is not stopped at exit
+    and does not watch its owner); ``Cluster.attach(cluster=its id)`` takes it over, from
+    another kernel too. Else its processes exit when this one dies without stopping them.
+
+    ``restart=True``: a task whose engine dies is started again, on the same address and port
+    (recovery.py: a worker reruns its cell, a ps comes back empty), at most ``max_restarts``
+    times per task in ``restart_window_s``. ``scale(workers=N)`` adds or removes workers.
     """
 
     def __init__(self, ps: int = 1, workers: int = 2, engines: str = "local",
@@ -76,11 +88,27 @@ class Cluster:
                  profile: Optional[str] = None, controller_ip: Optional[str] = None,
                  controller_location: Optional[str] = None,
                  launcher_config: Optional[Dict] = None, environment: Optional[Dict] = None,
-                 start_timeout: float = 120.0, log_level: int = 40):
+                 start_timeout: float = 120.0, log_level: int = 40, restart: bool = False,
+                 max_restarts: int = 3, restart_window_s: float = 600.0, detach: bool = False):
         launcher_class(engines)  # fails here, naming the known launchers
         env = {k: os.environ[k] for k in _TASK_ENV_PASSTHROUGH if os.environ.get(k)}
         env.update(environment or {})
+        # Unless detached, the processes end when this one dies without stopping them (lease.py).
+        self.detach = detach
+        if not detach:
+            env[LEASE_ENV] = str(LEASE_S)
         self._plans: List[TaskPlan] = plan_tasks(ps, workers, engines, hosts, gpus_per_worker, env)
+        # What scale() plans new workers from, as start did.
+        self._planning = dict(engines=engines, hosts=list(hosts),
+                              gpus_per_worker=gpus_per_worker, environment=env)
+        if restart:
+            from .recovery import Supervisor
+            self.supervisor: Optional["Supervisor"] = Supervisor(self, max_restarts,
+                                                                 restart_window_s)
+        else:
+            self.supervisor = None
+        # Held while engines come and go (a restart's thread, scale, stop).
+        self._engines_lock = threading.RLock()
         self.engines = engines
         self.profile = profile
         self._controller_ip = controller_ip
@@ -112,10 +140,15 @@ class Cluster:
     @classmethod
     def attach(cls, profile: str = "default", ps: Sequence[int] = (0,),
                workers: Sequence[int] = (1,), cluster_id: str = "", url_file: Optional[str] = None,
-               timeout: float = 30.0) -> "Cluster":
-        """Gives roles to the engines of a running ipyparallel cluster (engine ids per job)."""
+               timeout: float = 30.0, cluster: str = "") -> "Cluster":
+        """Gives roles to the engines of a running ipyparallel cluster (engine ids per job).
+
+        ``cluster``: instead, the id of a tfjupyter cluster started with ``detach=True`` (from
+        this kernel or another), taken over with its tasks and token as they are."""
         import ipyparallel
 
+        if cluster:
+            return cls._reattach(cluster, timeout)
         ps, workers = list(ps), list(workers)
         if not workers:
             raise ClusterError("attach needs at least one worker engine (--workers 1,2)")
@@ -147,6 +180,51 @@ class Cluster:
         self._bootstrap(engine_ids)
         return self
 
+    @classmethod
+    def _reattach(cls, cluster_id: str, timeout: float) -> "Cluster":
+        """Takes over a detached cluster from its registry entry (this user's alone: 0600),
+        which holds its token, its tasks' roles and addresses and ipyparallel's cluster file."""
+        import ipyparallel
+        from ..distributed.cluster import ClusterSpec
+
+        try:
+            entry = registry.read(cluster_id)
+        except ValueError as e:
+            raise ClusterError(str(e)) from None
+        if entry is None:
+            raise ClusterError(f"no cluster {cluster_id!r} in the tfjupyter cluster registry "
+                               f"({registry.registry_dir()})")
+        if not entry.get("detached") or entry["state"] != "running":
+            raise ClusterError(f"cluster {cluster_id} is {entry['state']} and "
+                               f"{'detached' if entry.get('detached') else 'not detached'}: "
+                               "only a running cluster started with --detach can be reattached")
+        try:
+            ipp = ipyparallel.Cluster.from_file(entry["cluster_file"], log_level=40)
+            ipp.shutdown_atexit = False
+            client = ipp.connect_client_sync()
+            client.wait_for_engines(len(entry["tasks"]), timeout=timeout)
+        except Exception as e:
+            raise ClusterError(f"cannot reach the controller of cluster {cluster_id} "
+                               f"({entry['cluster_file']}): {type(e).__name__}: {e}") from None
+        tasks = [Task(t["job"], t["index"], t["engine_id"], t["host"], t["pid"], t["address"],
+                      t["devices"]) for t in entry["tasks"]]
+        missing = [t.name for t in tasks if t.engine_id not in client.ids]
+        if missing:
+            client.close()
+            raise ClusterError(f"the engines of {', '.join(missing)} are gone from cluster "
+                               f"{cluster_id}; stop it from JupyterLab's cluster panel")
+        count = _count_jobs(tasks)
+        self = cls(ps=count.get("ps", 0), workers=count.get("worker", 0), detach=True)
+        self.engines, self.id, self.token = entry["engines"], entry["id"], entry["token"]
+        self._ipp, self.client, self.tasks = ipp, client, tasks
+        jobs: Dict[str, Dict[int, str]] = {}
+        for t in tasks:
+            jobs.setdefault(t.job, {})[t.index] = t.address
+        self.spec = ClusterSpec(jobs)
+        _serving_clusters.add(self)
+        self._register()   # the entry now names this process as its kernel
+        return self
+
     def start(self) -> "Cluster":
         """Starts the controller, one engine per task, and every task's server."""
         import ipyparallel
@@ -167,9 +245,12 @@ class Cluster:
         if self._controller_location:
             kwargs["controller_location"] = self._controller_location
         self._ipp = ipyparallel.Cluster(**kwargs)
-        _live_clusters.add(self)
+        if self.detach:
+            self._ipp.shutdown_atexit = False   # ipyparallel would stop it at exit
+        else:
+            _live_clusters.add(self)
         try:
-            processes.start_controller(self._ipp, self.engines)
+            processes.start_controller(self._ipp, self.engines, watch_owner=not self.detach)
             for plan in self._plans:
                 processes.start_engine(self._ipp, plan, self.engines, self._launcher_config)
             self.client = self._ipp.connect_client_sync()
@@ -239,10 +320,11 @@ class Cluster:
         for name, ar in serving.items():
             self._task_result(name, ar, "starting its server")
         view = self.client[[t.engine_id for t in tasks]]
-        view.execute("import tfjupyter.cluster.engine as _tfj_engine\n"
-                     "globals().update(_tfj_engine.namespace())\ndel _tfj_engine", block=True)
+        view.execute(_engine.NAMESPACE_CODE, block=True)
         _serving_clusters.add(self)
         self._register()
+        if self.supervisor is not None:
+            self.supervisor.start()
 
     def _register(self) -> None:
         """Records the cluster for JupyterLab's cluster panel (the server extension)."""
@@ -261,6 +343,212 @@ class Cluster:
             raise ClusterError(f"/job:{task.replace(':', '/task:')} failed {doing}: "
                                f"{getattr(e, 'ename', type(e).__name__)}: "
                                f"{getattr(e, 'evalue', e)}") from None
+
+    # -- tasks that come and go ---------------------------------------------------------------
+    def _start_tasks(self, plans: List[TaskPlan], ports: Dict[str, int]) -> Dict[str, tuple]:
+        """New engines for ``plans``, through the launcher that started the cluster, each with
+        its task's server bound (``ports``: a task's own port; others get the OS's choice).
+        task name -> (engine id, what bind reported). Engines that came up for a failed start
+        are shut down."""
+        t0 = time.monotonic()
+        known = set(self.client.ids)
+        for plan in plans:
+            processes.forget_engine_set(self._ipp, plan.engine_set_id)
+            processes.start_engine(self._ipp, plan, self.engines, self._launcher_config)
+        new = processes.wait_for_new_engines(self._ipp, self.client, known, len(plans),
+                                             self.engines, self.start_timeout, started=t0)
+        roles = dict(zip(self.client[new].apply_sync(_engine.role), new))
+        started = {}
+        try:
+            binds = {p.name: self.client[roles[p.name]].apply_async(
+                _engine.bind, p.job, p.index, p.advertise_host, p.bind_host, self.token,
+                ports.get(p.name, 0)) for p in plans}
+            for plan in plans:
+                info = self._task_result(plan.name, binds[plan.name], "binding its server")
+                started[plan.name] = (roles[plan.name], info)
+        except BaseException:
+            self._shut_down_engines(new, plans)
+            raise
+        return started
+
+    def _shut_down_engines(self, engine_ids: List[int], plans: List[TaskPlan],
+                           task_pids: Sequence[int] = ()) -> None:
+        """Ends engines of ours that serve no task (any more): they exit, their sets go, and
+        nothing of them stays on this machine (``task_pids``: their engines' pids here)."""
+        leftovers = processes.local_processes(self._ipp, task_pids,
+                                              {p.engine_set_id for p in plans})
+        try:
+            self.client.shutdown(targets=list(engine_ids), block=False)
+        except Exception as e:
+            _log.debug("asking engines %s to shut down: %s", engine_ids, e)
+        for plan in plans:
+            processes.forget_engine_set(self._ipp, plan.engine_set_id)
+        processes.reap(leftovers)
+
+    def _serve_tasks(self, new: List[Task]) -> None:
+        """Starts the servers of ``new`` tasks on the current spec and defines their names."""
+        serving = {t.name: self.client[t.engine_id].apply_async(_engine.serve, self.spec.as_dict())
+                   for t in new}
+        for name, ar in serving.items():
+            self._task_result(name, ar, "starting its server")
+        self.client[[t.engine_id for t in new]].execute(_engine.NAMESPACE_CODE, block=True)
+
+    def restart_task(self, name: str) -> Task:
+        """Starts a new engine for a task whose engine died: same launcher, plan and role,
+        same address and port (so the ClusterSpec every other task holds stays right), its
+        server serving the cluster and its names defined. The cells it ran are the caller's
+        business (recovery.Supervisor reruns a worker's). Returns the new Task."""
+        with self._engines_lock:
+            self._check_running()
+            old = self.task(name)
+            plan = next(p for p in self._plans if p.name == name)
+            port = int(old.address.rpartition(":")[2])
+            try:
+                (engine_id, info), = self._start_tasks([plan], {name: port}).values()
+            except ClusterError as e:
+                taken = "could not bind" in str(e)
+                raise ClusterError(f"cannot restart {name} at {old.address}"
+                                   + (f": port {port} is taken by another process, and the "
+                                      "ClusterSpec of every task names it" if taken else "")
+                                   + f" ({e})") from None
+            task = Task(old.job, old.index, engine_id, info["hostname"], info["pid"],
+                        info["address"], info["devices"], restarts=old.restarts + 1)
+            self._serve_tasks([task])
+            self.tasks = [task if t.name == name else t for t in self.tasks]
+            if self._registry_dir is not None:
+                self._register()   # its new pid and engine
+            return task
+
+    def scale(self, workers: int) -> None:
+        """Changes the number of worker tasks while cells run.
+
+        New workers start on new engines (hosts dealt round-robin as at start, so the ssh
+        launcher puts several workers on a host once there are more workers than hosts), every
+        server learns the new ClusterSpec, and each new worker runs the worker cell that is
+        running (the last unfinished one). Removing takes the highest-numbered workers: their
+        cell is interrupted, their server and engine stop. ``cluster`` and ``num_workers``
+        follow in the cells run from then on (a cell that runs keeps the values it read).
+        Between-graph training with a fixed count of replicas to aggregate
+        (SyncReplicasOptimizer) cannot follow: scaling it is refused.
+        """
+        if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+            raise ClusterError(f"scale: a cluster needs at least one worker task (got "
+                               f"--workers {workers!r})")
+        self._check_running()
+        if not self._owns_engines:
+            raise ClusterError("scale: this cluster was attached to engines started elsewhere; "
+                               "start or stop engines with ipyparallel, then attach again")
+        with self._engines_lock:
+            current = [t for t in self.tasks if t.job == "worker"]
+            if workers == len(current):
+                return
+            if self._sync_replicas_running():
+                raise ClusterError(
+                    "scale: the running cell trains with SyncReplicasOptimizer, whose "
+                    "replicas_to_aggregate and token queue are fixed when its graph is built: "
+                    "a changed worker count would leave steps waiting for gradients that never "
+                    "come. Interrupt it, scale, and run it again (or train async)")
+            if workers > len(current):
+                self._add_workers(workers, len(current))
+            else:
+                self._remove_workers([t for t in current if t.index >= workers])
+
+    def _add_workers(self, workers: int, first: int) -> None:
+        from ..distributed.cluster import ClusterSpec
+        ps = sum(p.job == "ps" for p in self._plans)
+        planning = self._planning
+        plans = plan_tasks(ps, workers, planning["engines"], planning["hosts"],
+                           planning["gpus_per_worker"], planning["environment"])[ps + first:]
+        started = self._start_tasks(plans, {})
+        new = [Task(p.job, p.index, started[p.name][0], started[p.name][1]["hostname"],
+                    started[p.name][1]["pid"], started[p.name][1]["address"],
+                    started[p.name][1]["devices"]) for p in plans]
+        jobs = self.spec.as_dict()
+        jobs["worker"] = list(jobs["worker"]) + [t.address for t in new]
+        old_tasks, old_spec, self.spec = list(self.tasks), self.spec, ClusterSpec(jobs)
+        try:
+            self._serve_tasks(new)
+        except BaseException:
+            self.spec = old_spec
+            self._shut_down_engines([t.engine_id for t in new], plans)
+            raise
+        self._plans += plans
+        self.tasks = old_tasks + new
+        self._announce_cluster(old_tasks)
+        running = self.running_cell("worker")
+        if running is not None:
+            for task in new:
+                running.rerun(task.name, self.client[task.engine_id].execute(
+                    running.code, block=False, silent=False),
+                    f"added by a scale to {workers} workers; running the cell")
+
+    def _remove_workers(self, leaving: List[Task]) -> None:
+        from ..distributed.cluster import ClusterSpec
+        names = {t.name for t in leaving}
+        runs = [r for r in self._runs if any(r.runs_on(n) for n in names)]
+        if runs:
+            self.client.send_signal(signal.SIGINT, targets=[t.engine_id for t in leaving],
+                                    block=True)
+        deadline = time.monotonic() + 30
+        while any(r.runs_on(n) for r in runs for n in names) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        remaining = [t for t in self.tasks if t.name not in names]
+        for run in runs:
+            for name in names:
+                run.remove(name, f"removed by a scale to "
+                                 f"{sum(t.job == 'worker' for t in remaining)} workers")
+        try:   # a cell that ignored the interrupt keeps its engine busy: it is killed below
+            self.client[[t.engine_id for t in leaving]].apply_async(_engine.stop).get(10)
+        except Exception as e:
+            _log.warning("stopping the servers of %s: %s", ", ".join(sorted(names)), e)
+        jobs = self.spec.as_dict()
+        jobs["worker"] = [a for i, a in enumerate(jobs["worker"])
+                          if f"worker:{i}" not in names]
+        self.spec, self.tasks = ClusterSpec(jobs), remaining
+        plans = [p for p in self._plans if p.name in names]
+        self._plans = [p for p in self._plans if p.name not in names]
+        self._shut_down_engines([t.engine_id for t in leaving], plans,
+                                [t.pid for t in leaving if is_this_host(t.host)])
+        self._announce_cluster(remaining)
+
+    def _announce_cluster(self, tasks: List[Task]) -> None:
+        """Every server of ``tasks`` (busy running cells or not) learns the current spec over
+        gRPC; the names of their next cells follow (queued behind the running ones)."""
+        from ..distributed.server import send_cluster_update
+        for task in tasks:
+            try:
+                send_cluster_update(task.address, self.spec, self.token)
+            except Exception as e:   # down: a restart serves it the current spec
+                _log.warning("%s did not learn the new cluster: %s", task.name, e)
+        self.client[[t.engine_id for t in tasks]].execute(_engine.NAMESPACE_CODE, block=False)
+        if self._watcher is not None:   # it polls the tasks of the old spec
+            self._watcher.close()
+            self._watcher = None
+        if self._registry_dir is not None:
+            self._register()
+
+    def _sync_replicas_running(self, within_s: float = 30.0) -> bool:
+        """Whether a SyncReplicasOptimizer aggregated gradients in the last ``within_s``
+        seconds (its accumulators' telemetry, kind ``sync``, from whichever task holds them)."""
+        watcher = self.watch(interval=0.2)
+        try:
+            watcher.flush(timeout=5.0)
+            now = time.time()
+            return any(e.kind == "sync" and now - e.time < within_s
+                       for e in watcher.events())
+        finally:
+            watcher.close()
+
+    def running_cell(self, job: str = "worker") -> Optional[Run]:
+        """The last cell run on ``job`` that has not finished (None if there is none)."""
+        for run in reversed(self._runs):
+            if run.code and run.job == job and run.pending_tasks():
+                return run
+        return None
+
+    def runs_on(self, task: str) -> List[Run]:
+        """The runs, oldest first, whose share on ``task`` has not finished."""
+        return [r for r in self._runs if r.runs_on(task)]
 
     # -- using ---------------------------------------------------------------------------------
     def task(self, name: str) -> Task:
@@ -303,20 +591,24 @@ class Cluster:
         if isinstance(code, str):
             code = textwrap.dedent(code)
             try:
-                compile(code, f"<{job or 'cluster'} cell>", "exec")
+                # Engines run cells through IPython, as a notebook does: magics (%run, %time)
+                # and shell escapes are allowed, so check the code as IPython will run it.
+                compile(_as_ipython_runs_it(code), f"<{job or 'cluster'} cell>", "exec")
             except SyntaxError as e:
                 raise SyntaxError(f"the cell for the {job or 'cluster'} tasks does not compile: "
                                   f"{e.msg} (line {e.lineno})") from None
             if args or kwargs:
                 raise TypeError("arguments are for functions; code runs in each task's namespace")
             async_result = view.execute(code, block=False, silent=False)
-            what = f"the {job or 'cluster'} cell"
+            what, source = f"the {job or 'cluster'} cell", code
         elif callable(code):
             async_result = view.apply_async(code, *args, **kwargs)
-            what = getattr(code, "__name__", "the function")
+            what, source = getattr(code, "__name__", "the function"), ""
         else:
             raise TypeError(f"run() takes code (str) or a function, got {type(code).__name__}")
-        run = Run(what, async_result, [t.name for t in chosen])
+        run = Run(what, async_result, [t.name for t in chosen], code=source, job=job)
+        if self.supervisor is not None:
+            run.settle = self.supervisor.check
         self._runs = [r for r in self._runs if not r.reported] + [run]
         if not block:
             return run
@@ -380,6 +672,17 @@ class Cluster:
         snapshot = self._status_watcher().snapshot()
         return StatusTable.of(self, snapshot)
 
+    def diagnose(self, task: Optional[str] = None):
+        """Why the cluster's steps wait, followed across tasks to a root cause and a fix
+        (cluster/diagnose.py; ``%tf_cluster why``). ``task``: "worker:1", to ask about it only.
+        Answers within seconds even while every task is blocked."""
+        from .diagnose import diagnose
+        self._check_running()
+        if task is not None:
+            self.task(task)   # an unknown task fails here, naming the tasks
+        started = time.monotonic()
+        return diagnose(self, self._status_watcher(), task, started)
+
     # -- stopping ------------------------------------------------------------------------------
     def _check_running(self) -> None:
         if not self._stopped and self._stopped_from_panel():
@@ -406,6 +709,8 @@ class Cluster:
         our side of them (client, watcher, ipyparallel's own handle), let go of quietly."""
         self._stopped = True
         self._stopped_message = STOPPED_FROM_PANEL
+        if self.supervisor is not None:
+            self.supervisor.stop()
         _live_clusters.discard(self)
         _serving_clusters.discard(self)
         if self._watcher is not None:
@@ -444,6 +749,10 @@ class Cluster:
             self._release_after_panel_stop()
             return
         self._stopped = True
+        if self.supervisor is not None:
+            self.supervisor.stop()
+            with self._engines_lock:   # a restart under way ends first: its engine is ours
+                pass
         if self._registry_dir is not None:
             try:  # the panel shows it stopping until the entry goes, at the end
                 registry.mark_stopped(self.id, "kernel", self._registry_dir)
@@ -460,8 +769,9 @@ class Cluster:
             except Exception as e:
                 _log.warning("interrupting the running cells failed: %s", e)
         if self.client is not None and not self._owns_engines and self.tasks:
-            try:
-                self.client[[t.engine_id for t in self.tasks]].apply_sync(_engine.stop)
+            try:   # bounded: an engine whose cell ignored the interrupt never gets to it
+                self.client[[t.engine_id for t in self.tasks]].apply_async(_engine.stop).get(
+                    processes.STOP_STEP_S)
             except Exception as e:
                 _log.warning("stopping the task servers failed: %s", e)
         if self._ipp is not None:
@@ -489,6 +799,11 @@ class Cluster:
         state = "stopped" if self._stopped else "running" if self.client else "not started"
         jobs = ", ".join(f"{job}: {n}" for job, n in _count_jobs(self._plans).items())
         return f"<tfjupyter Cluster ({jobs}) on {self.engines!r} engines, {state}>"
+
+
+def _as_ipython_runs_it(cell: str) -> str:
+    from IPython.core.inputtransformer2 import TransformerManager
+    return TransformerManager().transform_cell(cell)
 
 
 def _count_jobs(plans) -> Dict[str, int]:

@@ -12,7 +12,8 @@ import socket
 import sys
 from typing import Dict, List, Optional
 
-__all__ = ["ROLE_ENV", "role", "bind", "serve", "namespace", "stop", "process_info"]
+__all__ = ["ROLE_ENV", "role", "bind", "serve", "namespace", "stop", "process_info",
+           "NAMESPACE_CODE"]
 
 # The launcher gives each engine its role in the environment ("worker:1"): ipyparallel does not
 # tag engines, so this is how the driver builds its engine id -> task table.
@@ -29,8 +30,10 @@ def process_info() -> Dict:
     return {"pid": os.getpid(), "hostname": socket.gethostname(), "python": sys.executable}
 
 
-def bind(job: str, task: int, advertise_host: Optional[str], bind_host: str, token: str) -> Dict:
-    """Phase 1: a server for /job:{job}/task:{task} holding a port on ``bind_host``."""
+def bind(job: str, task: int, advertise_host: Optional[str], bind_host: str, token: str,
+         port: int = 0) -> Dict:
+    """Phase 1: a server for /job:{job}/task:{task} holding a port on ``bind_host``: the one the
+    OS chooses, or ``port`` (a restarted task takes its old port, so the ClusterSpec holds)."""
     global _server
     from ..distributed.auth import ENV_TOKEN
     from ..distributed.server import Server
@@ -41,8 +44,11 @@ def bind(job: str, task: int, advertise_host: Optional[str], bind_host: str, tok
     # Sessions opened by the cells of this engine find the cluster's token here.
     os.environ[ENV_TOKEN] = token
     advertise_host = advertise_host or socket.getfqdn()
-    _server = Server({job: {task: f"{bind_host}:0"}}, job_name=job, task_index=task, start=False,
-                     token=token)
+    _server = Server({job: {task: f"{bind_host}:{port}"}}, job_name=job, task_index=task,
+                     start=False, token=token)
+    # The engine exits if its cluster's kernel dies (through the controller): lease.py.
+    from .lease import hold_controller_lease
+    hold_controller_lease()
     return dict(process_info(), address=f"{advertise_host}:{_server.port}",
                 devices=_describe_devices(_server.devices))
 
@@ -63,10 +69,21 @@ def namespace() -> Dict:
     spec = _server.server_def
     cluster = spec.cluster
     num_workers = cluster.num_tasks("worker") if "worker" in cluster.jobs else 0
+    # tf.estimator's RunConfig reads the task's place in the cluster from TF_CONFIG.
+    from ..estimator.task_server import tf_config_for_task
+    import json
+    os.environ["TF_CONFIG"] = json.dumps(tf_config_for_task(cluster, spec.job_name,
+                                                            spec.task_index))
     return {"tf": tf, "cluster": cluster, "server": _server, "job_name": spec.job_name,
             "task_index": spec.task_index,
             "is_chief": spec.job_name == "worker" and spec.task_index == 0,
             "num_workers": num_workers}
+
+
+# Run on an engine (queued behind the cell it runs, if any): its names follow its server's
+# cluster, at start and after a scale.
+NAMESPACE_CODE = ("import tfjupyter.cluster.engine as _tfj_engine\n"
+                  "globals().update(_tfj_engine.namespace())\ndel _tfj_engine")
 
 
 def stop() -> None:

@@ -1,8 +1,12 @@
 """``%tf_cluster``, ``%%tf_worker`` and ``%%tf_ps``: thin clients of ``Cluster``.
 
     %tf_cluster start --ps 1 --workers 2          ps and worker tasks on new engines
+    %tf_cluster start ... --restart               dead tasks come back (cluster/recovery.py)
+    %tf_cluster scale --workers 4                 add or remove workers while cells run
     %tf_cluster attach --ps 0 --workers 1,2,3     roles for a running ipyparallel cluster's engines
-    %tf_cluster [status] | wait | interrupt | stop
+    %tf_cluster start ... --detach                outlives the kernel; later, in any kernel:
+    %tf_cluster attach --cluster ID               take it over (ID: printed at start)
+    %tf_cluster [status] | wait | why [--task worker:1] | interrupt | stop
     %%tf_worker / %%tf_ps                         the cell runs on the worker / ps tasks
 
 ``%tf_cluster?``, ``%%tf_worker?`` and ``%%tf_ps?`` list every option.
@@ -78,10 +82,23 @@ class ClusterMagics(Magics):
         argument("--location", default=None, metavar="HOST",
                  help="the controller's address as the engines reach it"),
         argument("--timeout", type=float, default=120.0, metavar="S",
-                 help="seconds the tasks have to come up (default 120)"))
+                 help="seconds the tasks have to come up (default 120)"),
+        argument("--restart", action="store_true",
+                 help="start a task whose engine dies again, on its address: a worker reruns "
+                      "its cell, a ps comes back empty (3 restarts per task in 10 min at most)"),
+        argument("--detach", action="store_true",
+                 help="the cluster outlives this kernel (else it exits when the kernel dies); "
+                      "'%%tf_cluster attach --cluster ID' takes it over, from any kernel"))
     @subcommand(
-        "attach", "Give the roles to the engines of a running ipyparallel cluster.",
-        argument("--workers", type=_indices, required=True, metavar="IDS",
+        "scale", "Change the number of worker tasks; new workers run the worker cell that runs.",
+        argument("--workers", type=int, required=True, metavar="N",
+                 help="the worker count to reach (the highest-numbered ones go first)"))
+    @subcommand(
+        "attach", "Give the roles to the engines of a running ipyparallel cluster, or take "
+                  "over a detached cluster (--cluster).",
+        argument("--cluster", default="", metavar="ID",
+                 help="the id of a cluster started with --detach (printed at its start)"),
+        argument("--workers", type=_indices, default=None, metavar="IDS",
                  help="comma-separated engine ids of the worker tasks"),
         argument("--ps", type=_indices, default=[0], metavar="IDS",
                  help="comma-separated engine ids of the ps tasks (default 0)"),
@@ -93,6 +110,10 @@ class ClusterMagics(Magics):
     @subcommand("wait", "Wait for the cells run with --no-block: show their output and errors.",
                 argument("--timeout", type=float, default=None, metavar="S",
                          help="give up after S seconds"))
+    @subcommand("why", "Why the steps wait: what each task is blocked in, followed across tasks "
+                       "to a root cause and the usual fix.",
+                argument("--task", default=None, metavar="TASK",
+                         help="ask about one task only, e.g. worker:1"))
     @subcommand("interrupt", "Interrupt the cells running on every task (KeyboardInterrupt).")
     @subcommand("stop", "Stop the cluster: its servers, engines and controller exit.")
     @line_magic
@@ -105,11 +126,19 @@ class ClusterMagics(Magics):
                 return self._start(args)
             if command == "attach":
                 return self._attach(args)
+            if command == "scale":
+                cluster = self._require()
+                before = sum(t.job == "worker" for t in cluster.tasks)
+                cluster.scale(args.workers)
+                print(f"Scaled from {before} to {args.workers} worker task(s).")
+                return cluster.status()
             if command == "status":
                 return self._require().status()
             if command == "wait":
                 self._require().wait(args.timeout)
                 return None
+            if command == "why":
+                return self._require().diagnose(args.task)
             if command == "interrupt":
                 self._require().interrupt()
                 print("Sent KeyboardInterrupt to every task's engine.")
@@ -129,19 +158,29 @@ class ClusterMagics(Magics):
         cluster = Cluster(ps=a.ps, workers=a.workers, engines=a.engines,
                           hosts=[h for h in a.hosts.split(",") if h], profile=a.profile,
                           gpus_per_worker=a.gpus_per_worker, controller_ip=a.controller_ip,
-                          controller_location=a.location, start_timeout=a.timeout)
+                          controller_location=a.location, start_timeout=a.timeout,
+                          restart=a.restart, detach=a.detach)
         print(f"Starting {a.ps} ps and {a.workers} worker task(s) on {a.engines!r} engines...",
               flush=True)
         self.cluster = cluster.start()
         print(f"Cluster up in {cluster.start_time:.1f} s: {cluster.spec.as_dict()}")
+        if a.detach:
+            print(f"Detached: it outlives this kernel. Take it over, from any kernel, with "
+                  f"'%tf_cluster attach --cluster {cluster.id}'; '%tf_cluster stop' ends it.")
         return cluster.status()
 
     def _attach(self, a) -> object:
         if self.cluster is not None:
             raise UsageError("a cluster is already running in this kernel; "
                              "'%tf_cluster stop' it first")
-        self.cluster = Cluster.attach(profile=a.profile, ps=a.ps, workers=a.workers,
-                                      cluster_id=a.cluster_id)
+        if a.cluster:
+            self.cluster = Cluster.attach(cluster=a.cluster)
+        elif a.workers is None:
+            raise UsageError("%tf_cluster attach needs --cluster ID (a detached cluster) or "
+                             "--workers IDS (engines of a running ipyparallel cluster)")
+        else:
+            self.cluster = Cluster.attach(profile=a.profile, ps=a.ps, workers=a.workers,
+                                          cluster_id=a.cluster_id)
         return self.cluster.status()
 
     def _run_cell(self, magic_func, job: str, line: str, cell: str):

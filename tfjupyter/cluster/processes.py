@@ -4,6 +4,8 @@ started through ipyparallel's launchers, and stopped with nothing of them left o
 ``Cluster`` (cluster.py) decides what to start and keeps the engine -> task table; this module
 only deals with ipyparallel's ``Cluster`` object (``ipp`` below) and the processes it started.
 The server extension's Stop (lab/server.py) stops a cluster with ``stop_ipyparallel`` too.
+The controller it starts watches this process, and its engines the controller (lease.py), so
+that a driver that dies without stopping them leaves nothing behind either.
 """
 from __future__ import annotations
 
@@ -14,15 +16,38 @@ from typing import Dict, List, Sequence
 
 from .launch import ClusterError, TaskPlan
 
-__all__ = ["start_controller", "start_engine", "wait_for_engines", "stop_ipyparallel",
+__all__ = ["start_controller", "start_engine", "wait_for_engines", "wait_for_new_engines",
+           "forget_engine_set", "stop_ipyparallel",
            "local_processes", "reap"]
 
 _log = logging.getLogger("tfjupyter.cluster")
 
+# Stopping, step by step (stop_ipyparallel). A cell blocked in a step is interrupted first
+# (Cluster.stop); then each step waits at most this long before the next, harder one:
+SHUTDOWN_WAIT_S = 3.0   # engines asked to exit through the controller (client.shutdown)
+TERM_WAIT_S = 5.0       # ipyparallel's launchers' stop: SIGTERM (ssh kill for remote engines),
+                        # this long (their stop_seconds_until_kill), then SIGKILL
+REAP_WAIT_S = 3.0       # what is left here (nannies, children): SIGTERM, this long, SIGKILL
+STOP_STEP_S = 2.0       # attached engines: their servers' stop, which cancels their steps
+STOP_BOUND_S = 15.0     # the whole of Cluster.stop(), with margin over the sum
+
 
 # -- starting --------------------------------------------------------------------------------------
-def start_controller(ipp, launcher: str) -> None:
-    _call_launcher(launcher, "the controller", ipp.start_controller_sync)
+def start_controller(ipp, launcher: str, watch_owner: bool = True) -> None:
+    """Starts the controller; with ``watch_owner``, one that stops itself once this process
+    is gone (lease.py), which ends the engines too."""
+    from ipyparallel.cluster.launcher import LocalControllerLauncher
+    from . import lease
+
+    kwargs = {}
+    if watch_owner:
+        if issubclass(ipp.controller_launcher_class, LocalControllerLauncher):
+            kwargs["controller_cmd"] = lease.controller_command()
+        else:
+            _log.warning("the controller is started by %s, not on this machine: it cannot watch "
+                         "this process, so the cluster will outlive it if it dies without "
+                         "stopping it", ipp.controller_launcher_class.__name__)
+    _call_launcher(launcher, "the controller", ipp.start_controller_sync, **kwargs)
 
 
 def start_engine(ipp, plan: TaskPlan, launcher: str, launcher_config: Dict) -> None:
@@ -45,8 +70,18 @@ def start_engine(ipp, plan: TaskPlan, launcher: str, launcher_config: Dict) -> N
 def wait_for_engines(ipp, client, n: int, launcher: str, timeout: float, started: float) -> None:
     """Waits until ``n`` engines registered with the controller, at most ``timeout`` s from
     ``started`` (time.monotonic()); fails at once, with its output, if an engine exits."""
+    wait_for_new_engines(ipp, client, set(), n, launcher, timeout, started)
+
+
+def wait_for_new_engines(ipp, client, known, n: int, launcher: str, timeout: float,
+                         started: float) -> List[int]:
+    """Waits until ``n`` engines whose ids are not in ``known`` registered (see
+    wait_for_engines); their ids."""
     deadline = started + timeout
-    while len(client.ids) < n:
+    while True:
+        new = [i for i in client.ids if i not in known]
+        if len(new) >= n:
+            return new
         for set_id, engine_set in list(ipp.engines.items()):
             stopped = getattr(engine_set, "stop_data", None)
             if stopped and not engine_set.running:
@@ -55,10 +90,22 @@ def wait_for_engines(ipp, client, n: int, launcher: str, timeout: float, started
         if time.monotonic() > deadline:
             outputs = "\n".join(f"{_set_task(s)}: {_engine_output(e)}"
                                 for s, e in ipp.engines.items())
-            raise ClusterError(f"only {len(client.ids)} of {n} engines registered with the "
+            raise ClusterError(f"only {len(new)} of {n} engines registered with the "
                                f"controller within {timeout:.0f} s (launcher {launcher!r}).\n"
                                f"{outputs}")
         time.sleep(0.1)
+
+
+def forget_engine_set(ipp, engine_set_id: str) -> None:
+    """Lets go of a task's engine set whose engine is gone (it died, or was shut down), so that
+    a new one can start under the same id; whatever of it is left is stopped."""
+    if engine_set_id not in ipp.engines:
+        return
+    try:
+        ipp.stop_engines_sync(engine_set_id)
+    except Exception as e:   # its launcher's processes are gone already
+        _log.debug("stopping the engine set %s: %s", engine_set_id, e)
+    ipp.engines.pop(engine_set_id, None)
 
 
 def _call_launcher(launcher: str, what: str, fn, *args, **kwargs):
@@ -102,7 +149,7 @@ def stop_ipyparallel(ipp, client, task_pids: Sequence[int] = ()) -> None:
         reap(ours)
 
 
-def _shutdown_engines(client, timeout: float = 3.0) -> None:
+def _shutdown_engines(client, timeout: float = SHUTDOWN_WAIT_S) -> None:
     """Asks every engine to exit through the controller: they exit at once and cleanly, where
     the launchers' stop signals them, waits 5 s, then kills. That stop follows anyway, so a
     failure here costs nothing but time."""
@@ -117,17 +164,20 @@ def _shutdown_engines(client, timeout: float = 3.0) -> None:
         _log.warning("asking the engines to shut down failed: %s", e)
 
 
-def local_processes(ipp, task_pids=()) -> List:
+def local_processes(ipp, task_pids=(), engine_set_ids=None) -> List:
     """The processes of ``ipp`` (an ipyparallel.Cluster) that run on this machine: the ones its
     local launchers started (controller, engines or their nannies) and ``task_pids`` (engines
     serving tasks here), each only if ipyparallel's (its command line says so, so a pid that
-    another process got since is left alone), with their children."""
+    another process got since is left alone), with their children. ``engine_set_ids``: only
+    those engine sets' (and not the controller's)."""
     import psutil
     from ipyparallel.cluster.launcher import LocalProcessLauncher, SSHLauncher
 
     pids = set(task_pids)
-    launchers = [ipp.controller] + [
-        launcher for engine_set in ipp.engines.values()
+    sets = [e for set_id, e in ipp.engines.items()
+            if engine_set_ids is None or set_id in engine_set_ids]
+    launchers = ([ipp.controller] if engine_set_ids is None else []) + [
+        launcher for engine_set in sets
         for launcher in getattr(engine_set, "launchers", {}).values()]
     for launcher in launchers:
         if isinstance(launcher, LocalProcessLauncher) and not isinstance(launcher, SSHLauncher):
@@ -143,7 +193,7 @@ def local_processes(ipp, task_pids=()) -> List:
     return found
 
 
-def reap(processes, timeout: float = 10.0) -> None:
+def reap(processes, timeout: float = REAP_WAIT_S) -> None:
     """After ipyparallel's stop: nothing of ours may outlive the cluster.
 
     Engine nannies linger a few seconds after their engine exits (they poll it), so whatever is

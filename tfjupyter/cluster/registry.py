@@ -18,7 +18,7 @@ An entry (``<id>.json``)::
      "stopped_by": "" | "panel" | "kernel",
      "kernel": {"pid": 1234, "connection_file": "/…/kernel-<uuid>.json" or "",
                 "kernel_id": "<uuid>" or "", "host": "…", "create_time": 1699999000.0},
-     "engines": "local", "profile_dir": "…",
+     "engines": "local", "detached": false, "profile_dir": "…",
      "cluster_file": "…/security/cluster-….json" or "",
      "token": "<hex>",
      "tasks": [{"job": "worker", "index": 0, "engine_id": 1, "host": "h", "pid": 99,
@@ -163,6 +163,7 @@ def entry_for(cluster) -> dict:
         "stopped_by": "",
         "kernel": kernel_identity(),
         "engines": cluster.engines if cluster._owns_engines else "attached",
+        "detached": bool(getattr(cluster, "detach", False)),  # outlives its kernel on purpose
         "profile_dir": profile_dir,
         "cluster_file": cluster_file,
         "token": cluster.token,
@@ -284,6 +285,7 @@ def _load(path: str) -> Optional[dict]:
     # Keys a reader may rely on, whatever wrote the file.
     for key in ("stopped_by", "engines", "profile_dir", "cluster_file"):
         entry.setdefault(key, "")
+    entry.setdefault("detached", False)
     for task in entry["tasks"]:
         task.setdefault("host", "")
         task.setdefault("pid", 0)

@@ -7,13 +7,14 @@ from typing import Dict, List, Optional
 
 from ..framework.device import local_device
 from ..tables import html_table, text_table
+from .diagnose import waiting_in
 
 __all__ = ["StatusRow", "StatusTable", "RECENT_STEP_S", "alive_state"]
 
 RECENT_STEP_S = 2.0   # a task that stepped this recently counts as running
 
 HEADER = ("task", "engine", "host", "pid", "address", "devices", "state", "global step",
-          "steps/s", "examples/s")
+          "steps/s", "examples/s", "waiting in", "restarts")
 
 
 @dataclass
@@ -29,12 +30,15 @@ class StatusRow:
     steps_per_sec: float
     examples_per_sec: float
     error: str = ""
+    waiting: str = ""      # what its step is blocked in (diagnose.waiting_in), "" if nothing
+    restarts: int = 0      # by the cluster (Cluster(restart=True))
 
     def cells(self) -> List[str]:
         return [self.task, str(self.engine), self.host, str(self.pid), self.address, self.devices,
                 self.state + (f" ({self.error})" if self.error else ""),
                 "" if self.global_step is None else str(self.global_step),
-                f"{self.steps_per_sec:.1f}", f"{self.examples_per_sec:.0f}"]
+                f"{self.steps_per_sec:.1f}", f"{self.examples_per_sec:.0f}", self.waiting,
+                str(self.restarts)]
 
 
 def alive_state(last_step_time: Optional[float], busy: bool = False,
@@ -86,9 +90,13 @@ class StatusTable:
                     state = alive_state(seen.last_step_time, task.name in busy, now)
             if task.engine_id not in engine_ids and state != "dead":
                 state, error = "dead", "its engine left the ipyparallel cluster"
+            if task.note:   # the cluster knows more: restarting, or why it stays dead
+                state, error = "dead", task.note
             rows.append(StatusRow(task.name, task.engine_id, task.host, task.pid, task.address,
                                   describe_devices(task.devices), state, global_step, steps,
-                                  examples, error))
+                                  examples, error,
+                                  waiting_in(task.name, snapshot) if state != "dead" else "",
+                                  task.restarts))
         total = sum(r.examples_per_sec for r in rows)
         caption = (f"tfjupyter cluster on {cluster.engines!r} engines: "
                    f"{sum(r.state != 'dead' for r in rows)}/{len(rows)} tasks up, "

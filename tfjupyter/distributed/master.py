@@ -22,7 +22,7 @@ import numpy as np
 from ..framework import dtypes, errors
 from ..framework.device import DeviceSpec
 from ..framework.ops import Graph, Operation, Tensor
-from ..runtime import cancellation
+from ..runtime import cancellation, waits
 from ..runtime.devices import Device
 from ..runtime.elastic_pool import ElasticThreadPool
 from ..runtime.executor import StepStats, needed_ops
@@ -461,12 +461,15 @@ class DistributedPlan:
                 if first and not isinstance(e, errors.CancelledError):
                     cancel_all(f"Step failed on {part.task.name}: {_first_line(e)}")
         try:
-            # The last partition runs in this thread: a one-task step needs no hand-off.
-            *others, last = self._partitions
-            futures = [self.cluster._pool.submit(run_partition, p) for p in others]
-            run_partition(last)
-            for f in futures:
-                f.result()
+            # In flight as this process's step: its partitions' waits on other tasks name
+            # this task as their origin (runtime/waits.py).
+            with waits.step_running(step_id, "session"):
+                # The last partition runs in this thread: a one-task step needs no hand-off.
+                *others, last = self._partitions
+                futures = [self.cluster._pool.submit(run_partition, p) for p in others]
+                run_partition(last)
+                for f in futures:
+                    f.result()
         finally:
             token.remove_callback(on_cancel)
         if failure:

@@ -139,7 +139,8 @@ class Server:
         credentials = self._tls.channel_credentials() if self._tls.enabled else None
         self._worker = Worker(job_name, task_index, self._devices, cluster, self._token, credentials)
         self._grpc.add_generic_rpc_handlers((_service_handlers(self._worker),
-                                             _telemetry_handler(self)))
+                                             _telemetry_handler(self),
+                                             _server_handlers(self)))
         self.server_def = ServerDef(cluster, job_name, task_index, protocol, config)
         self._set_cluster(cluster)
         atexit.register(_stop_at_exit, weakref.ref(self))
@@ -242,6 +243,24 @@ class Server:
         self._address = address
         self._set_cluster(cluster)
 
+    def update_cluster(self, cluster) -> None:
+        """Gives a running server the cluster after tasks were added or removed (the driver of
+        a notebook's cluster scales it). This task keeps its address; its worker looks peers
+        up in the new cluster from now on, and so do sessions opened on it later (a master
+        learns the cluster from its target's GetStatus)."""
+        cluster = ClusterSpec(cluster)
+        job, task = self.server_def.job_name, self.server_def.task_index
+        try:
+            address = cluster.task_address(job, task)
+        except ValueError:
+            raise ValueError(f"update_cluster: /job:{job}/task:{task} is not in the new cluster "
+                             f"{cluster.as_dict()}") from None
+        if address != self._address:
+            raise ValueError(f"update_cluster: /job:{job}/task:{task} is at {address!r} in the "
+                             f"new cluster, but this server serves {self._address!r}")
+        with self._lock:
+            self._set_cluster(cluster)
+
     def _set_cluster(self, cluster: ClusterSpec) -> None:
         job, task = self.server_def.job_name, self.server_def.task_index
         self._cluster = cluster
@@ -259,6 +278,51 @@ class Server:
     def __repr__(self) -> str:
         return (f"<tf.train.Server /job:{self.server_def.job_name}/task:"
                 f"{self.server_def.task_index} at {self.target}>")
+
+
+UPDATE_CLUSTER_METHOD = "/tfjupyter.Server/UpdateCluster"
+
+
+def _server_handlers(server: Server) -> grpc.GenericRpcHandler:
+    """``UpdateCluster`` (JSON ``{"cluster": {job: [[index, address], ...]}}``): how a driver
+    tells a server whose process is busy running a cell that the cluster changed."""
+    import json
+    from .wire import rpc_method_handler
+
+    def update(request: bytes, context) -> bytes:
+        try:
+            jobs = json.loads(request)["cluster"]
+            cluster = {job: {int(i): a for i, a in tasks} for job, tasks in jobs.items()}
+            server.update_cluster(cluster)
+        except (ValueError, TypeError, KeyError) as e:
+            raise errors.InvalidArgumentError(None, None, str(e)) from None
+        return b"{}"
+    return grpc.method_handlers_generic_handler("tfjupyter.Server", {
+        "UpdateCluster": rpc_method_handler("UpdateCluster", lambda: server._worker.task_name,
+                                            update)})
+
+
+def send_cluster_update(address: str, cluster, token: str, timeout: float = 10.0,
+                        tls: Optional[TlsConfig] = None) -> None:
+    """Calls ``UpdateCluster`` on the server at ``address`` (see ``Server.update_cluster``);
+    raises the OpError its failure maps to (UnavailableError when it cannot be reached)."""
+    import json
+    from .auth import TOKEN_METADATA_KEY
+    from .worker import make_channel, rpc_error
+
+    tls = tls or TlsConfig()
+    jobs = {job: [[i, a] for i, a in enumerate(tasks)] if isinstance(tasks, list)
+            else [[i, a] for i, a in tasks.items()]
+            for job, tasks in ClusterSpec(cluster).as_dict().items()}
+    channel = make_channel(address, tls.channel_credentials() if tls.enabled else None)
+    try:
+        channel.unary_unary(UPDATE_CLUSTER_METHOD)(
+            json.dumps({"cluster": jobs}).encode(), timeout=timeout,
+            metadata=((TOKEN_METADATA_KEY, token),))
+    except grpc.RpcError as e:
+        raise rpc_error(e, f"UpdateCluster on {address}") from None
+    finally:
+        channel.close()
 
 
 # Servers of this process, by address: a Session on their target needs no token lookup.
@@ -309,6 +373,13 @@ def _stop_at_exit(ref) -> None:
 def local_server_token(address: str) -> Optional[str]:
     server = _local_servers.get(address)
     return server.token if server is not None else None
+
+
+def local_server(address: str) -> Optional[Server]:
+    """The server running in this process at ``address`` (None if there is none): a notebook
+    cluster's engine already serves its task, so an Estimator there uses it."""
+    server = _local_servers.get(address)
+    return server if server is not None and not server._stopped else None
 
 
 def local_worker(address: str) -> Optional[Worker]:

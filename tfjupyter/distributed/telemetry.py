@@ -43,6 +43,18 @@ leaves no tracing on; when pollers ask different n, the smallest wins. Reply (JS
   it (read from the device's ResourceManager, so a ps reports the authoritative step at no RPC
   cost), else null; ``process_global_step``: the last global step a step of this process
   fetched (null if none did).
+* ``waits``: what the process's threads are blocked in now (runtime/waits.py), each
+  {kind, op, type, device, resource, details, since, step_id, thread, task}: kind ``queue``
+  (details: queue_type, size, capacity, closed, blocked_enqueues, blocked_dequeues),
+  ``accumulator`` (received, needed, applied_steps, global_step), ``recv`` (key, peer,
+  transfer) or ``readiness`` (uninitialized, message, master; op and device null); ``since`` is
+  the task's clock; ``task`` is the task whose device the op runs on (the ``process_owner`` for
+  a wait outside any op).
+* ``steps_in_flight``: the steps running in the process, each {step_id, kind (``partition``: run
+  here for a master; ``session``: a Session.run of this process), task, since, fills ([{kind,
+  resource, op, device}]: the queues its plan enqueues to, the accumulators it applies
+  gradients to)}; ``task`` is the partition's task, or the ``process_owner`` for a session step.
+  A partition's origin is the task whose ``session`` step has its step_id.
 
 Records are per **process**, not per task: several Servers of one process (tests, notebooks
 that host tasks) return the same records. The reply says so (pid, host, incarnation,
@@ -78,7 +90,7 @@ from typing import Callable, Deque, Dict, Iterator, List, Optional, Tuple
 
 import grpc
 
-from ..runtime import events
+from ..runtime import events, waits
 
 __all__ = ["watch", "Watcher", "TelemetryEvent", "TaskStatus", "collector", "service_handler",
            "POLL_METHOD"]
@@ -311,6 +323,7 @@ class _Collector:
         names = [_task_name(s) for s in servers]
         owner = next((s for s in servers if s.server_def.job_name != "ps"),
                      servers[0] if servers else server)
+        owner_name = _task_name(owner)
         reply = {
             "task": _task_name(server), "address": server._address, "time": time.time(),
             "pid": self.pid, "host": self.host, "incarnation": self.incarnation,
@@ -321,6 +334,10 @@ class _Collector:
                         for d in server._devices],
             "global_step": _task_global_step(server),
             "process_global_step": self.global_step,
+            "waits": [dict(w, task=_device_task(w["device"]) or owner_name)
+                      for w in waits.waits()],
+            "steps_in_flight": [dict(s, task=s["task"] or owner_name)
+                                for s in waits.steps_in_flight()],
         }
         return json.dumps(reply, separators=(",", ":")).encode()
 
@@ -332,6 +349,11 @@ class _BadRequest(ValueError):
 def _task_name(server) -> str:
     sd = server.server_def
     return f"/job:{sd.job_name}/replica:0/task:{sd.task_index}"
+
+
+def _device_task(device: Optional[str]) -> Optional[str]:
+    """"/job:ps/replica:0/task:0" of a device name (None for None)."""
+    return device.partition("/device:")[0] if device else None
 
 
 def _task_global_step(server) -> Optional[int]:
@@ -491,6 +513,10 @@ class TaskStatus:
     error: Optional[str] = None
     process_tasks: List[str] = field(default_factory=list)  # tasks sharing its process
     last_seen: Optional[float] = None   # this process's clock, last successful poll
+    # As of its last reply: the waits and steps in flight attributed to this task (the Poll
+    # reply's ``waits`` and ``steps_in_flight`` whose ``task`` is this one; [] once dead).
+    waits: List[dict] = field(default_factory=list)
+    steps_in_flight: List[dict] = field(default_factory=list)
 
 
 class _Watched:
@@ -638,7 +664,9 @@ class Watcher:
             for w in self._tasks:
                 status = replace(w.status, devices=list(w.status.devices),
                                  health=dict(w.status.health),
-                                 process_tasks=list(w.status.process_tasks))
+                                 process_tasks=list(w.status.process_tasks),
+                                 waits=list(w.status.waits),
+                                 steps_in_flight=list(w.status.steps_in_flight))
                 status.steps_per_sec, status.examples_per_sec = self._rates(w, now)
                 out[w.name] = status
         return out
@@ -789,6 +817,7 @@ class Watcher:
             with self._lock:
                 w.status.state = "dead"
                 w.status.error = error
+                w.status.waits, w.status.steps_in_flight = [], []
             self._emit(TelemetryEvent(w.name, "dead", time.time(),
                                       {"error": error, "address": w.status.address,
                                        "last_seen": w.status.last_seen, "pid": w.status.pid}))
@@ -837,6 +866,9 @@ class Watcher:
             status.devices = list(reply.get("devices", []))
             status.health = dict(reply.get("health", {}))
             status.process_tasks = list(reply.get("process_tasks", []))
+            status.waits = [x for x in reply.get("waits", ()) if x.get("task") == status.task]
+            status.steps_in_flight = [x for x in reply.get("steps_in_flight", ())
+                                      if x.get("task") == status.task]
             status.last_seen = time.time()
             if reply.get("global_step") is not None:
                 w.reported_step = int(reply["global_step"])

@@ -7,6 +7,7 @@ isolated by step id; CleanupStep releases a step's leftovers and cancels its wai
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
@@ -20,7 +21,7 @@ import numpy as np
 
 from ..framework import errors
 from ..framework.ops import Graph
-from ..runtime import cancellation
+from ..runtime import cancellation, waits
 from ..runtime.devices import Device
 from ..runtime.elastic_pool import ElasticThreadPool
 from ..runtime.executor import Plan, StepStats
@@ -56,11 +57,12 @@ class Rendezvous:
             self._tables.setdefault(step_id, {})[key] = value
             self._cond.notify_all()
 
-    def recv(self, step_id: int, key: str, what: str):
+    def recv(self, step_id: int, key: str, what: str,
+             blocked: Optional[waits.Blocked] = None):
         with self._cond:
             def ready():
                 return step_id in self._ended or key in self._tables.get(step_id, ())
-            cancellation.wait_until(self._cond, ready, what)
+            cancellation.wait_until(self._cond, ready, what, blocked)
             table = self._tables.get(step_id)
             if table is None or key not in table:
                 reason = self._ended.get(step_id, (0, "step ended"))[1] or "step ended"
@@ -276,8 +278,7 @@ class Worker:
         try:
             registered = self._graphs.get(request.graph_handle)
             if registered is None:
-                raise errors.NotFoundError(None, None, f"Graph handle {request.graph_handle!r} is "
-                                           f"not registered on {self.task_name}")
+                raise _unknown_graph(request.graph_handle, self.task_name)
             try:
                 plan = registered.plan(list(request.feeds), list(request.fetches), list(request.targets))
             except (KeyError, ValueError) as e:
@@ -318,8 +319,7 @@ class Worker:
         """The plan of a registered partition, for a master in this very process."""
         registered = self._graphs.get(graph_handle)
         if registered is None:
-            raise errors.NotFoundError(None, None, f"Graph handle {graph_handle!r} is not "
-                                       f"registered on {self.task_name}")
+            raise _unknown_graph(graph_handle, self.task_name)
         return registered.plan(feeds, fetches, targets)
 
     def run_local(self, plan: Plan, step: "LocalStep", feed_values: List, context):
@@ -337,7 +337,8 @@ class Worker:
         if ended is not None:   # the master cancelled the step before it reached this task
             token.cancel(ended or "step ended")
         try:
-            with cancellation.step_scope(token):
+            with cancellation.step_scope(token), \
+                    waits.step_running(request.step_id, "partition", self.task_name, plan):
                 if request.trace:
                     stats = StepStats()
                     results = plan.run(feed_values, stats)
@@ -453,10 +454,12 @@ class Worker:
         request = pb.PushTensorsRequest(step_id=step_id, keys=keys)
         return wire.pack([wire.control_frame(request)] + frames)
 
-    def recv(self, send_device: str, step_id: int, key: str):
-        """The value a _Send on ``send_device`` left under ``key`` (called by _Recv kernels)."""
+    def recv(self, send_device: str, step_id: int, key: str,
+             blocked: Optional[waits.Blocked] = None):
+        """The value a _Send on ``send_device`` left under ``key`` (called by _Recv kernels,
+        whose ``blocked`` says what they wait in, for runtime/waits.py)."""
         if send_device.startswith(self.task_name + "/"):
-            return self.rendezvous.recv(step_id, key, f"waiting for {key}")
+            return self.rendezvous.recv(step_id, key, f"waiting for {key}", blocked)
         job, task = _job_task(send_device)
         stub = self._peer(job, task, "RecvTensor")
         token = cancellation.current()
@@ -466,7 +469,9 @@ class Worker:
         request = pb.RecvTensorRequest(step_id=step_id, key=key, shm_host=shm.host_id())
         call = stub(request.SerializeToString(),
                     timeout=timeout, metadata=((TOKEN_METADATA_KEY, self._token),))
-        return receive_tensor_stream(call, token, f"/job:{job}/replica:0/task:{task}", key)
+        # The stream waits for the peer's _Send outside wait_until: registered here.
+        with waits.blocking(blocked, step_id) if blocked else contextlib.nullcontext():
+            return receive_tensor_stream(call, token, f"/job:{job}/replica:0/task:{task}", key)
 
     def _peer(self, job: str, task: int, method: str):
         address = self.cluster.task_address(job, task)
@@ -577,6 +582,13 @@ _GRPC_CODES = {grpc.StatusCode.UNAVAILABLE: errors.UnavailableError,
                grpc.StatusCode.RESOURCE_EXHAUSTED: errors.ResourceExhaustedError,
                grpc.StatusCode.NOT_FOUND: errors.NotFoundError,
                grpc.StatusCode.UNIMPLEMENTED: errors.UnimplementedError}
+
+
+def _unknown_graph(handle: str, task: str) -> errors.AbortedError:
+    # As TensorFlow's GraphMgr: a handle this task does not know means the task restarted
+    # since the session registered it, and Aborted makes MonitoredTrainingSession recover.
+    return errors.AbortedError(None, None, f"Graph handle {handle!r} is not registered on "
+                               f"{task}. Possibly, this task just restarted.")
 
 
 def rpc_error(e: grpc.RpcError, task: str) -> errors.OpError:

@@ -211,6 +211,13 @@ class Experiment:
             raise RuntimeError(f"experiment {self.name!r} is not running ({self.status})")
         self._tracker.add(session)
 
+    def record_task_event(self, task: str, state: str, host: Optional[str] = None,
+                          pid: Optional[int] = None, error: Optional[str] = None) -> None:
+        """A cluster task's event that telemetry does not see (the cluster restarted it, or
+        gave up): a "task" line of the timeline, as the alive and dead ones."""
+        self._inbox.append({"kind": "task", "task": task, "state": state, "host": host,
+                            "pid": pid, "error": error, "t": time.time()})
+
     def abandon(self, reason: str = "the process exited before the experiment ended") -> None:
         """Ends the record as ``interrupted`` without asking engines anything (atexit)."""
         if self.status == "running":
@@ -465,6 +472,8 @@ class Experiment:
                                "reason": r.reason} for r in item]
             elif kind is telemetry_event:
                 self._telemetry(item, scalars, placement)
+            elif kind is dict:   # a timeline line as it is (record_task_event)
+                self._events.write(item)
         for line in placement:
             self._placed.add((line["task"], line["op"]))
             self._events.write(line)

@@ -122,6 +122,9 @@ ALL_DTYPES = (float16, float32, float64, int8, int16, int32, int64, uint8, uint1
 _BY_NAME: Dict[str, DType] = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update(half=float16, float=float32, double=float64)
 _BY_ENUM: Dict[int, DType] = {d.as_datatype_enum: d for d in ALL_DTYPES}
+# A dataset (tf.data) as a graph value: a Python object on the host, never a tensor's elements.
+variant = DType("variant", np.object_, 21)
+_BY_NAME["variant"] = _BY_ENUM[21] = variant
 _BY_NP: Dict[np.dtype, DType] = {d._np: d for d in ALL_DTYPES if d is not string}
 # Python types, as TensorFlow maps them (but int is int32, tfjupyter's default integer type).
 _BY_PYTHON_TYPE: Dict[type, DType] = {float: float32, int: int32, builtins.bool: bool,

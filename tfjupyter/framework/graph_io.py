@@ -7,7 +7,10 @@ change a value (a float that float32 rounds, a tuple, bytes where a str is expec
 value also goes to the reserved node attr ``_tfjupyter_attrs``; values with no TensorFlow form
 (None, nested or mixed lists) use tagged ``func`` attrs (``NameAttrList`` named
 ``tfjupyter.list`` ...).  ``_output_shapes`` carries each output's static shape, so shapes that
-``set_shape`` refined survive.  Numpy scalars come back as the equal Python scalars.
+``set_shape`` refined survive.  Numpy scalars come back as the equal Python scalars.  The type
+attrs TensorFlow's OpDefs derive from inputs and outputs (``T``, ``N``...), which TensorFlow's
+importer requires, are added where an op has none (``tf_op_args.py``), and named in
+``_tfjupyter_derived`` so that our import leaves them out again.
 
 - ``export_graph_def(graph_or_ops)``: the GraphDef, ops in creation order; the functions of
   ``If``/``While`` ops go to its library, as TensorFlow's (``function_io.py``).
@@ -40,7 +43,8 @@ AttrValue = attr_value_pb2.AttrValue
 
 EXACT_ATTR = "_tfjupyter_attrs"     # node attr: exact values of attrs whose TF form is lossy
 SHAPES_ATTR = "_output_shapes"      # TensorFlow's name for the outputs' static shapes
-_RESERVED = (EXACT_ATTR, SHAPES_ATTR)
+DERIVED_ATTR = "_tfjupyter_derived"  # node attr: the type attrs added for TensorFlow's importer
+_RESERVED = (EXACT_ATTR, SHAPES_ATTR, DERIVED_ATTR)
 _TAG = "tfjupyter."                 # NameAttrList names of values with no TensorFlow form
 _INT64_MIN, _INT64_MAX = -2 ** 63, 2 ** 63 - 1
 
@@ -381,9 +385,55 @@ def export_graph_def(graph_or_ops: Union[Graph, Iterable[Operation]],
                 exact[key] = exact_value
         if exact:
             node.attr[EXACT_ATTR].CopyFrom(_tagged("attrs", exact))
+        _add_type_attrs(node, op)
         if op._outputs:
             node.attr[SHAPES_ATTR].list.shape.extend(shape_proto(t.shape) for t in op._outputs)
     return graph_def
+
+
+def _add_type_attrs(node, op: Operation) -> None:
+    """Adds the attrs that TensorFlow's OpDef of the node's type derives from its inputs and
+    outputs (``T``, ``N``, ``dtypes``...) where the op has none of that name: TensorFlow's
+    importer requires them, and our ops keep only those their kernels read. Their names go to
+    ``DERIVED_ATTR``."""
+    from .tf_op_args import OP_ARGS      # a big table, read only when a graph is exported
+    args = OP_ARGS.get(op.type)
+    if args is None:
+        return
+    before = set(node.attr)
+    for specs, tensors in zip(args, (op._inputs, op._outputs)):
+        lengths = [_arg_length(node, spec) for spec in specs]
+        if lengths.count(None) == 1:      # one variable-length argument takes the rest
+            lengths[lengths.index(None)] = len(tensors) - sum(n for n in lengths if n)
+        if None in lengths or sum(lengths) != len(tensors):
+            continue                      # not the arguments TensorFlow's OpDef has
+        start = 0
+        for spec, n in zip(specs, lengths):
+            types = [t.dtype.as_datatype_enum for t in tensors[start:start + n]]
+            start += n
+            if spec.startswith("["):
+                if spec[1:-1] not in node.attr:
+                    node.attr[spec[1:-1]].list.type.extend(types)
+                continue
+            number, star, type_attr = spec.rpartition("*")
+            if star and number not in node.attr:
+                node.attr[number].i = n
+            if type_attr and types and type_attr not in node.attr:
+                node.attr[type_attr].type = types[0]
+    added = sorted(set(node.attr) - before)
+    if added:
+        node.attr[DERIVED_ATTR].list.s.extend(name.encode() for name in added)
+
+
+def _arg_length(node, spec: str) -> Optional[int]:
+    """How many tensors an OpDef argument takes, when the node says; None if it does not."""
+    if spec.startswith("["):
+        attr = node.attr.get(spec[1:-1])
+        return len(attr.list.type) if attr is not None else None
+    number, star, _ = spec.rpartition("*")
+    if not star:
+        return 1
+    return node.attr[number].i if number in node.attr else None
 
 
 # == parsing and ordering a GraphDef =============================================================
@@ -456,11 +506,13 @@ def _parse_nodes(graph_def, internal: bool) -> List[_Node]:
         exact = nd.attr[EXACT_ATTR] if EXACT_ATTR in nd.attr else None
         if exact is not None and exact.func.name != _TAG + "attrs":
             raise ValueError(f"Node '{name}': attr '{EXACT_ATTR}' is malformed")
+        derived = ({x.decode(errors="replace") for x in nd.attr[DERIVED_ATTR].list.s}
+                   if DERIVED_ATTR in nd.attr else ())
         for key, attr in nd.attr.items():
             try:
                 if key == SHAPES_ATTR:
                     node.shapes = _decode_shapes(attr)
-                elif key == EXACT_ATTR:
+                elif key in (EXACT_ATTR, DERIVED_ATTR) or key in derived:
                     continue
                 elif exact is not None and key in exact.func.attr:
                     node.attrs[key] = _decode(exact.func.attr[key], None)

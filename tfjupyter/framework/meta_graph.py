@@ -11,8 +11,9 @@ copy), so TensorFlow reads what we write and we read what TensorFlow writes:
 - ``collection_def``: each collection as TensorFlow writes it. Collections registered with
   ``register_proto_function`` (the variable collections, ``savers``, ``queue_runners``) hold
   serialized protos (``bytes_list``); others hold their items by kind: graph elements as names
-  (``node_list``), ints (``int64_list``), floats (``float_list``), strings (``bytes_list``).
-  Items with no such form (Python objects) are left out with a warning, as in TensorFlow.
+  (``node_list``), ints (``int64_list``), floats (``float_list``), strings (``bytes_list``),
+  ``google.protobuf.Any`` protos (``any_list``: SavedModel assets). Items with no such form
+  (Python objects) are left out with a warning, as in TensorFlow.
   (``register_proto_function`` lives in ``framework.ops``, as in TensorFlow, so modules that
   register collections need not import this one.)
 
@@ -29,6 +30,7 @@ import os
 import re
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
+from google.protobuf import any_pb2
 from google.protobuf import message as _message
 from google.protobuf import text_format
 from google.protobuf.unknown_fields import UnknownFieldSet
@@ -85,6 +87,8 @@ def _collection_kind(item) -> str:
         return "int64_list"
     if isinstance(item, float):
         return "float_list"
+    if isinstance(item, any_pb2.Any):
+        return "any_list"
     return "node_list"
 
 
@@ -411,10 +415,7 @@ def _restore_collections(meta: MetaGraphDef, graph: Graph, imported: ImportedMet
         elif kind == "node_list":
             for name in collection.node_list.value:
                 graph.add_to_collection(key, graph.as_graph_element(imported.rename(name)))
-        elif kind == "any_list":
-            _log.warning("Cannot restore collection %r: its items are google.protobuf.Any "
-                         "values, which tfjupyter does not read.", key)
-        else:
+        else:                              # ints, floats, strings, Any protos: as they are
             for value in getattr(collection, kind).value:
                 graph.add_to_collection(key, value)
 

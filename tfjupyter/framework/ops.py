@@ -24,6 +24,7 @@ class GraphKeys:
     GLOBAL_VARIABLES = "variables"
     VARIABLES = GLOBAL_VARIABLES
     LOCAL_VARIABLES = "local_variables"
+    METRIC_VARIABLES = "metric_variables"
     TRAINABLE_VARIABLES = "trainable_variables"
     MOVING_AVERAGE_VARIABLES = "moving_average_variables"
     MODEL_VARIABLES = "model_variables"
@@ -44,6 +45,8 @@ class GraphKeys:
     READY_FOR_LOCAL_INIT_OP = "ready_for_local_init_op"
     SUMMARY_OP = "summary_op"
     TRAIN_OP = "train_op"
+    TABLE_INITIALIZERS = "table_initializer"
+    ASSET_FILEPATHS = "asset_filepaths"
 
 
 class Tensor:

@@ -35,7 +35,7 @@ __all__ = ["Layer"]
 _LAYER_NAME_UIDS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def _to_snake_case(name: str) -> str:
+def to_snake_case(name: str) -> str:
     """'BatchNormalization' -> 'batch_normalization', 'Conv2D' -> 'conv2d' (TF's rule)."""
     intermediate = re.sub("(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
     insecure = re.sub("([a-z])([A-Z])", r"\1_\2", intermediate).lower()
@@ -102,11 +102,11 @@ class Layer:
     def _init_set_name(self, name) -> None:
         if isinstance(name, VariableScope):
             self._base_name = name.name
-            self._name = _unique_layer_name(_to_snake_case(type(self).__name__))
+            self._name = _unique_layer_name(to_snake_case(type(self).__name__))
         elif name:
             self._base_name = self._name = name
         else:
-            self._base_name = _to_snake_case(type(self).__name__)
+            self._base_name = to_snake_case(type(self).__name__)
             self._name = _unique_layer_name(self._base_name)
 
     def _set_scope(self, scope=None) -> None:

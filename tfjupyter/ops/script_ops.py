@@ -44,6 +44,21 @@ NotDifferentiable("PyFunc")
 NotDifferentiable("PyFuncStateless")
 
 
+def op_calling(func: Callable, prefix: str, build: Callable[[str], object]):
+    """The op ``build(token)`` makes, whose kernel calls ``func`` through ``FUNCTIONS[token]``
+    (a py_func, a tf.data generator); the entry goes when the op's graph does."""
+    with _lock:
+        token = f"{prefix}_{next(_tokens)}"
+        FUNCTIONS[token] = func
+    try:
+        op = build(token)
+    except BaseException:
+        FUNCTIONS.pop(token, None)
+        raise
+    weakref.finalize(op.graph, FUNCTIONS.pop, token, None)
+    return op
+
+
 def py_func(func: Callable, inp, Tout, stateful: bool = True,  # noqa: N803 (TensorFlow's name)
             name: Optional[str] = None):
     """An op that calls ``func(*values of inp)`` each time it runs.
@@ -58,17 +73,10 @@ def py_func(func: Callable, inp, Tout, stateful: bool = True,  # noqa: N803 (Ten
     single = not isinstance(Tout, (list, tuple))
     types = [dtypes.as_dtype(t) for t in ([Tout] if single else Tout)]
     inputs = [convert_to_tensor(x) for x in inp]
-    with _lock:
-        token = f"pyfunc_{next(_tokens)}"
-        FUNCTIONS[token] = func
-    try:
-        op = _new_op("PyFunc" if stateful else "PyFuncStateless", inputs,
-                     {"token": token, "Tin": [t.dtype for t in inputs], "Tout": types},
-                     name=name or "PyFunc")
-    except BaseException:
-        FUNCTIONS.pop(token, None)
-        raise
-    weakref.finalize(op.graph, FUNCTIONS.pop, token, None)
+    op = op_calling(func, "pyfunc", lambda token: _new_op(
+        "PyFunc" if stateful else "PyFuncStateless", inputs,
+        {"token": token, "Tin": [t.dtype for t in inputs], "Tout": types},
+        name=name or "PyFunc"))
     if single:
         return op.outputs[0]
     return list(op.outputs) if types else op

@@ -14,6 +14,7 @@ import time
 from typing import Callable, Optional
 
 from ..framework import errors
+from . import waits
 
 __all__ = ["CancellationToken", "current", "step_scope", "wait_until"]
 
@@ -97,10 +98,12 @@ def step_scope(token: CancellationToken):
         _local.token = saved
 
 
-def wait_until(cond: threading.Condition, predicate: Callable[[], bool], what: str) -> None:
+def wait_until(cond: threading.Condition, predicate: Callable[[], bool], what: str,
+               blocked: Optional[waits.Blocked] = None) -> None:
     """Waits (holding ``cond``, as Condition.wait does) until ``predicate()`` is true.
 
     Raises CancelledError or DeadlineExceededError, naming ``what``, if the step ends first.
+    ``blocked`` says what the thread waits in (runtime/waits.py): registered only if it does.
     """
     token = current()
     if token.outbox:  # what this step has to send may be what the wait is for
@@ -109,10 +112,13 @@ def wait_until(cond: threading.Condition, predicate: Callable[[], bool], what: s
             token.flush()
         finally:
             cond.acquire()
+    if predicate():
+        return
     token._register(cond)
     try:
-        while not predicate():
-            token.check(what)
-            cond.wait(_POLL_SECONDS)
+        with waits.blocking(blocked, token.step_id) if blocked else contextlib.nullcontext():
+            while not predicate():
+                token.check(what)
+                cond.wait(_POLL_SECONDS)
     finally:
         token._unregister(cond)

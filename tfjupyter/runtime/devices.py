@@ -51,12 +51,24 @@ class ResourceManager:
         """Forgets the private resources of a session that is gone (see ``private_key``)."""
         prefix = private_key(session_handle, "")
         with self.lock:
-            for key in [k for k in self._resources if k[1].startswith(prefix)]:
-                del self._resources[key]
+            gone = [self._resources.pop(k) for k in list(self._resources)
+                    if k[1].startswith(prefix)]
+        _release(gone)
 
     def clear(self) -> None:
         self.variables.clear()
-        self._resources.clear()
+        with self.lock:
+            gone = list(self._resources.values())
+            self._resources.clear()
+        _release(gone)
+
+
+def _release(resources) -> None:
+    """Lets resources that hold threads (a tf.data iterator's prefetching) end them."""
+    for resource in resources:
+        release = getattr(resource, "release", None)
+        if release is not None:
+            release()
 
 
 class Device:

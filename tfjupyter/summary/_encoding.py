@@ -138,7 +138,8 @@ def parse_fields(buf: bytes) -> Dict[int, list]:
 
 
 # -- TensorFlow's DataType enum --------------------------------------------------------------------
-DATATYPE_ENUM: Dict[dtypes.DType, int] = {d: d.as_datatype_enum for d in dtypes.ALL_DTYPES}
+DATATYPE_ENUM: Dict[dtypes.DType, int] = {d: d.as_datatype_enum
+                                           for d in dtypes.ALL_DTYPES + (dtypes.variant,)}
 ENUM_DATATYPE: Dict[int, dtypes.DType] = {v: k for k, v in DATATYPE_ENUM.items()}
 # DataType names TensorFlow may have written that we can read but not represent as our dtypes.
 ENUM_NAMES = {1: "float", 2: "double", 3: "int32", 4: "uint8", 5: "int16", 6: "int8",

@@ -5,6 +5,7 @@ from .input import *  # noqa: F401,F403
 from .learning_rate_decay import *  # noqa: F401,F403
 from .moving_averages import *  # noqa: F401,F403
 from .optimizers import *  # noqa: F401,F403
+from .ftrl import *  # noqa: F401,F403
 from .queue_runner import *  # noqa: F401,F403
 from .saver import *  # noqa: F401,F403
 from .basic_session_run_hooks import *  # noqa: F401,F403

@@ -53,6 +53,9 @@ _APPLY_OPS: Dict[str, Tuple[Tuple[str, ...], int]] = {
     "ApplyAdam": (("var", "m", "v", "beta1_power", "beta2_power", "lr", "beta1", "beta2",
                    "epsilon", "grad"), 3),
     "ApplyAdadelta": (("var", "accum", "accum_update", "lr", "rho", "epsilon", "grad"), 3),
+    "ApplyFtrl": (("var", "accum", "linear", "grad", "lr", "l1", "l2", "lr_power"), 3),
+    "ApplyFtrlV2": (("var", "accum", "linear", "grad", "lr", "l1", "l2", "l2_shrinkage",
+                     "lr_power"), 3),
 }
 # Arguments shaped like var; every other non-ref argument is a scalar hyperparameter.
 _TENSOR_ARGS = frozenset({"grad", "delta"})
@@ -98,6 +101,10 @@ _SPARSE_APPLY_OPS: Dict[str, Tuple[Tuple[str, ...], int]] = {
                          "epsilon", "grad", "indices"), 3),
     "SparseApplyAdadelta": (("var", "accum", "accum_update", "lr", "rho", "epsilon", "grad",
                              "indices"), 3),
+    "SparseApplyFtrl": (("var", "accum", "linear", "grad", "indices", "lr", "l1", "l2",
+                         "lr_power"), 3),
+    "SparseApplyFtrlV2": (("var", "accum", "linear", "grad", "indices", "lr", "l1", "l2",
+                           "l2_shrinkage", "lr_power"), 3),
 }
 
 
@@ -271,6 +278,18 @@ def sparse_apply_adadelta(var, accum, accum_update, lr, rho, epsilon, grad, indi
     """apply_adadelta on the rows ``indices`` of var, accum and accum_update."""
     return _apply("SparseApplyAdadelta", [var, accum, accum_update],
                   [lr, rho, epsilon, grad, _indices_tensor(indices)], use_locking, name)
+
+
+def apply_ftrl(var, accum, linear, grad, lr, l1, l2, lr_power, l2_shrinkage=None,
+               indices=None, use_locking: bool = False, name: Optional[str] = None) -> Tensor:
+    """FTRL-Proximal's step (kernels/cpu/ftrl_kernels.py): ApplyFtrl, or ApplyFtrlV2 with
+    ``l2_shrinkage``; the Sparse* forms on the rows ``indices``."""
+    op_type = "ApplyFtrl" if l2_shrinkage is None else "ApplyFtrlV2"
+    scalars = [lr, l1, l2] + ([] if l2_shrinkage is None else [l2_shrinkage]) + [lr_power]
+    if indices is None:
+        return _apply(op_type, [var, accum, linear], [grad] + scalars, use_locking, name)
+    return _apply("Sparse" + op_type, [var, accum, linear],
+                  [grad, _indices_tensor(indices)] + scalars, use_locking, name)
 
 
 def _deduplicate_indexed_slices(values: Tensor, indices: Tensor) -> Tuple[Tensor, Tensor]:

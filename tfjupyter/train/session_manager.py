@@ -19,6 +19,7 @@ import numpy as np
 
 from ..framework import errors
 from ..framework.ops import Graph, get_default_graph
+from ..runtime import waits
 from . import checkpoint_management
 
 __all__ = ["SessionManager"]
@@ -191,35 +192,42 @@ class SessionManager:
             max_wait_secs = float("inf")
         deadline = time.monotonic() + max_wait_secs
         pause = 0.0
-        while True:
-            sess = self._new_session(master, config)
-            try:
-                local_init_success, not_ready_local_msg, names = \
-                    self._try_run_local_init_op(sess)
-                not_ready_msg = None
-                if local_init_success:
-                    is_ready, not_ready_msg, names = self._model_ready(sess)
-                    if is_ready:
-                        return sess
-            except BaseException:
+        # What %tf_cluster why reports while this loop waits (runtime/waits.py).
+        waiting = {"uninitialized": [], "message": None, "master": master}
+        blocked = waits.Blocked("readiness", None, "model", lambda: dict(waiting))
+        with waits.blocking(blocked):
+            while True:
+                sess = self._new_session(master, config)
+                try:
+                    local_init_success, not_ready_local_msg, names = \
+                        self._try_run_local_init_op(sess)
+                    not_ready_msg = None
+                    if local_init_success:
+                        is_ready, not_ready_msg, names = self._model_ready(sess)
+                        if is_ready:
+                            return sess
+                except BaseException:
+                    self._safe_close(sess)
+                    raise
                 self._safe_close(sess)
-                raise
-            self._safe_close(sess)
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                if names:
-                    detail = "still uninitialized: " + ", ".join(names)
-                else:
-                    detail = not_ready_msg or not_ready_local_msg
-                raise errors.DeadlineExceededError(
-                    None, None, f"Session was not ready after waiting {max_wait_secs:g} secs: "
-                    f"{detail}")
-            _log.info("Waiting for model to be ready.  Ready_for_local_init_op:  %s, ready: %s",
-                      not_ready_local_msg, not_ready_msg)
-            # TF sleeps recovery_wait_secs (30 s) at once; polling sooner at first, backing off
-            # up to it, lets a worker start seconds after its chief instead of half a minute.
-            pause = min(self._recovery_wait_secs, remaining, pause * 2 if pause else 0.1)
-            time.sleep(pause)
+                waiting.update(uninitialized=list(names or ()),
+                               message=not_ready_msg or not_ready_local_msg)
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    if names:
+                        detail = "still uninitialized: " + ", ".join(names)
+                    else:
+                        detail = not_ready_msg or not_ready_local_msg
+                    raise errors.DeadlineExceededError(
+                        None, None,
+                        f"Session was not ready after waiting {max_wait_secs:g} secs: {detail}")
+                _log.info("Waiting for model to be ready.  Ready_for_local_init_op:  %s, "
+                          "ready: %s", not_ready_local_msg, not_ready_msg)
+                # TF sleeps recovery_wait_secs (30 s) at once; polling sooner at first, backing
+                # off up to it, lets a worker start seconds after its chief instead of half a
+                # minute.
+                pause = min(self._recovery_wait_secs, remaining, pause * 2 if pause else 0.1)
+                time.sleep(pause)
 
     # -- readiness ---------------------------------------------------------------------------------
     def _model_ready(self, sess) -> Tuple[bool, Optional[str], List[str]]:

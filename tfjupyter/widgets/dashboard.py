@@ -182,7 +182,8 @@ class Dashboard:
             return
         self._followed_clusters.add(id(cluster))
         self._sources.append(ClusterSource(self.feed, cluster.watch(trace_every=self.trace_every),
-                                           label=repr(cluster)))
+                                           label=repr(cluster), restarts=lambda: {
+                                               t.name: t.restarts for t in cluster.tasks}))
 
     def _discover_clusters(self) -> None:
         from ..cluster.cluster import serving_clusters

@@ -49,6 +49,8 @@ class TaskRow:
     cpu_percent: Optional[float] = None
     rss_mb: Optional[float] = None
     error: str = ""
+    waiting: str = ""               # what its step is blocked in (cluster.diagnose.waiting_in)
+    restarts: int = 0               # by its cluster (Cluster(restart=True))
 
 
 @dataclass

@@ -106,7 +106,7 @@ class Panels:
         # -- cluster health and sync replicas -------------------------------------------------
         self.health = ColumnDataSource({k: [] for k in (
             "task", "state", "host", "devices", "global_step", "examples_per_sec",
-            "steps_per_sec", "cpu_percent", "rss_mb", "error")})
+            "steps_per_sec", "cpu_percent", "rss_mb", "error", "restarts")})
         # An HTML table, not a DataTable: BokehJS's DataTable does not redraw rows whose values
         # change in place (patched, replaced or rolled over), and this table is all such rows.
         self.health_table = Div(text=_health_html([]), width=HALF + 60, height=190,
@@ -234,7 +234,8 @@ class Panels:
         self.health_table.text = _health_html(rows)
 
 
-_HEALTH_HEADER = ("task", "state", "host", "step", "ex/s", "cpu %", "MB", "devices", "error")
+_HEALTH_HEADER = ("task", "state", "host", "step", "ex/s", "cpu %", "MB", "devices",
+                  "waiting in", "restarts", "error")
 _STATE_STYLE = {"alive": "color:#2ca02c", "unknown": "color:#7f7f7f",
                 "dead": "color:#d62728;font-weight:bold"}
 
@@ -249,7 +250,9 @@ def _health_html(rows: List[TaskRow]) -> str:
                     f"{warning}{html.escape(r.state)}</span>")
 
     cells = [[r.task, state(r), r.host, number(r.global_step), number(r.examples_per_sec),
-              number(r.cpu_percent), number(r.rss_mb), r.devices, r.error] for r in rows]
+              number(r.cpu_percent), number(r.rss_mb), r.devices, r.waiting, str(r.restarts),
+              r.error]
+             for r in rows]
     table = html_table("", _HEALTH_HEADER, cells, css_class="tfj-health",
                        table_style="border-collapse:collapse;font-size:12px",
                        cell_style="text-align:left;padding:2px 6px;white-space:nowrap",

@@ -6,8 +6,9 @@ training thread (runtime.events listeners) and on the watcher's thread (telemetr
 from __future__ import annotations
 
 import socket
-from typing import Optional
+from typing import Callable, Dict, Optional
 
+from ..cluster.diagnose import waiting_in
 from ..framework.device import local_device, short_task
 from ..runtime import events
 from .feed import Feed, TaskRow
@@ -78,15 +79,18 @@ class LocalSource:
 class ClusterSource:
     """A telemetry Watcher's events. ``owned``: the watcher is closed with the source."""
 
-    def __init__(self, feed: Feed, watcher, owned: bool = True, label: Optional[str] = None):
+    def __init__(self, feed: Feed, watcher, owned: bool = True, label: Optional[str] = None,
+                 restarts: Optional[Callable[[], Dict[str, int]]] = None):
         self.feed = feed
+        self.restarts = restarts   # task -> restarts so far, when the source is a Cluster
         self.watcher = watcher
         self.owned = owned
         self.label = label
         self.finished = False
         watcher.add_callback(self._on_event)
-        for name, status in watcher.snapshot().items():
-            self._health(name, status)
+        snapshot = watcher.snapshot()
+        for name, status in snapshot.items():
+            self._health(name, status, snapshot)
 
     def close(self) -> None:
         # One last reading of every task goes into the final snapshot: the polls in flight may
@@ -114,11 +118,12 @@ class ClusterSource:
             self.feed.on_sync(task, data["accumulator"], data["step"], data["applied"],
                               data["dropped"])
         elif kind in ("health", "alive", "dead", "error"):
-            status = self.watcher.snapshot().get(event.task)
+            snapshot = self.watcher.snapshot()
+            status = snapshot.get(event.task)
             if status is not None:
-                self._health(event.task, status)
+                self._health(event.task, status, snapshot)
 
-    def _health(self, name: str, status) -> None:
+    def _health(self, name: str, status, snapshot) -> None:
         health = status.health or {}
         rss = health.get("rss_bytes")
         devices = ", ".join(local_device(d.get("name", "")) for d in status.devices)
@@ -126,4 +131,6 @@ class ClusterSource:
             task=short_task(name), state=status.state, host=status.host or "",
             devices=devices, global_step=status.global_step,
             cpu_percent=health.get("cpu_percent"),
-            rss_mb=round(rss / 2**20, 1) if rss else None, error=status.error or ""))
+            rss_mb=round(rss / 2**20, 1) if rss else None, error=status.error or "",
+            waiting=waiting_in(short_task(name), snapshot) if status.state == "alive" else "",
+            restarts=self.restarts().get(short_task(name), 0) if self.restarts else 0))

@@ -1,6 +1,9 @@
-"""``tf.compat``: TensorFlow's helpers for text versus bytes and for number types."""
+"""``tf.compat``: TensorFlow's helpers for text versus bytes and for number types, and
+``tf.compat.v1`` (``import tfjupyter.compat.v1 as tf``: the whole TF 1.x API), imported on
+first use so that this module stays light."""
 from __future__ import annotations
 
+import importlib
 import numbers
 import os
 from typing import Union
@@ -47,3 +50,10 @@ def as_str_any(value) -> str:
 def path_to_str(path) -> str:
     """A path-like object (``pathlib.Path``) as a str; other values unchanged."""
     return os.fspath(path) if isinstance(path, os.PathLike) else path
+
+
+def __getattr__(name: str):
+    """``tf.compat.v1``: the submodule, imported on first use."""
+    if name == "v1":
+        return importlib.import_module(".v1", __name__)
+    raise AttributeError(f"module 'tfjupyter.compat' has no attribute {name!r}")

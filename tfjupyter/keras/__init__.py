@@ -1,0 +1,16 @@
+"""``tf.keras`` in graph mode, as TensorFlow 1.15 has it.
+
+layers.py (the layers; those tf.layers has are reused from ``tfjupyter/layers``),
+engine/ (the layer base, networks, Sequential, training: compile/fit/evaluate/predict),
+backend.py (the Keras session, learning phase, names), optimizers.py, losses.py, metrics.py,
+callbacks.py, initializers.py, activations.py, utils.py (to_categorical, Progbar),
+datasets/ (local files only: nothing is downloaded).
+"""
+from . import (activations, backend, callbacks, datasets, initializers, layers,  # noqa: F401
+               losses, metrics, models, optimizers, utils)
+from .engine.sequential import Sequential  # noqa: F401
+from .engine.training import Model  # noqa: F401
+from .layers import Input  # noqa: F401
+
+__all__ = ["activations", "backend", "callbacks", "datasets", "initializers", "layers", "losses",
+           "metrics", "models", "optimizers", "utils", "Sequential", "Model", "Input"]

@@ -1,0 +1,301 @@
+"""``tf.keras.callbacks``: what ``fit`` calls at the start and end of training, epochs and
+batches (TF 1.15's API): History (always), ProgbarLogger (verbose), EarlyStopping,
+ModelCheckpoint, TensorBoard, LambdaCallback.
+
+``fit`` gives every callback ``params`` ({'batch_size', 'epochs', 'steps', 'samples',
+'verbose', 'do_validation', 'metrics'}) and ``model``; logs are dicts of floats: a batch's
+('batch', 'size', 'loss', 'acc', ...) and an epoch's averages ('loss', 'acc', 'val_loss',
+'val_acc').
+"""
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Dict, List
+
+import numpy as np
+
+from .utils import Progbar
+
+__all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "EarlyStopping",
+           "ModelCheckpoint", "TensorBoard", "LambdaCallback"]
+
+
+class Callback:
+    def __init__(self):
+        self.model = None
+        self.params: Dict = {}
+        self.validation_data = None
+
+    def set_params(self, params: Dict) -> None:
+        self.params = params
+
+    def set_model(self, model) -> None:
+        self.model = model
+
+    def on_epoch_begin(self, epoch, logs=None): pass
+    def on_epoch_end(self, epoch, logs=None): pass
+    def on_batch_begin(self, batch, logs=None): pass
+    def on_batch_end(self, batch, logs=None): pass
+    def on_train_begin(self, logs=None): pass
+    def on_train_end(self, logs=None): pass
+    def on_test_begin(self, logs=None): pass
+    def on_test_end(self, logs=None): pass
+    def on_predict_begin(self, logs=None): pass
+    def on_predict_end(self, logs=None): pass
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self.on_batch_begin(batch, logs)
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.on_batch_end(batch, logs)
+
+    def on_test_batch_begin(self, batch, logs=None): pass
+    def on_test_batch_end(self, batch, logs=None): pass
+    def on_predict_batch_begin(self, batch, logs=None): pass
+    def on_predict_batch_end(self, batch, logs=None): pass
+
+
+class CallbackList:
+    """Calls a hook on every callback, in order."""
+
+    def __init__(self, callbacks: List[Callback], model, params: Dict):
+        self.callbacks = list(callbacks)
+        for callback in self.callbacks:
+            callback.set_model(model)
+            callback.set_params(params)
+
+    def __getattr__(self, hook: str):
+        if not hook.startswith("on_"):
+            raise AttributeError(hook)
+
+        def call_all(*args, **kwargs):
+            for callback in self.callbacks:
+                getattr(callback, hook)(*args, **kwargs)
+        return call_all
+
+
+class History(Callback):
+    """``history.history``: each epoch's logs, by name; ``history.epoch``: the epochs run."""
+
+    def on_train_begin(self, logs=None):
+        self.epoch: List[int] = []
+        self.history: Dict[str, List[float]] = {}
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.epoch.append(epoch)
+        for name, value in (logs or {}).items():
+            self.history.setdefault(name, []).append(value)
+
+
+class ProgbarLogger(Callback):
+    """Prints 'Epoch 1/5' and a progress bar per epoch (counted in samples, or in steps when
+    the input is a dataset)."""
+
+    def __init__(self, count_mode: str = "samples", stateful_metrics=None):
+        super().__init__()
+        self.count_mode = count_mode
+        self.stateful_metrics = set(stateful_metrics or ())
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.verbose = self.params["verbose"]
+        self.epochs = self.params["epochs"]
+        if self.verbose:
+            print(f"Epoch {epoch + 1}/{self.epochs}")
+        counted_in_steps = self.count_mode == "steps" or self.params.get("samples") is None
+        self.target = self.params["steps"] if counted_in_steps else self.params["samples"]
+        self.progbar = Progbar(self.target, verbose=self.verbose,
+                               stateful_metrics=self.stateful_metrics,
+                               unit_name="step" if counted_in_steps else "sample")
+        self.seen = 0
+        self.step_units = counted_in_steps
+
+    def on_batch_end(self, batch, logs=None):
+        logs = logs or {}
+        self.seen += 1 if self.step_units else logs.get("size", 0)
+        values = [(k, logs[k]) for k in self.params["metrics"] if k in logs]
+        if self.target is None or self.seen < self.target:
+            self.progbar.update(self.seen, values)
+        else:
+            self._last_values = values
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs or {}
+        values = [(k, logs[k]) for k in self.params["metrics"] if k in logs]
+        if self.target is None:
+            self.progbar.target = self.target = self.seen
+        # The last batch's values are averaged in here, with the validation logs.
+        last = dict(getattr(self, "_last_values", ()))
+        self._last_values = ()
+        self.progbar.update(self.seen, [(k, last.get(k, v)) if not k.startswith("val_") else
+                                        (k, v) for k, v in values])
+
+
+class EarlyStopping(Callback):
+    """Stops training when ``monitor`` has not improved by more than ``min_delta`` for
+    ``patience`` epochs; ``restore_best_weights`` puts back the best epoch's weights."""
+
+    def __init__(self, monitor="val_loss", min_delta=0, patience=0, verbose=0, mode="auto",
+                 baseline=None, restore_best_weights=False):
+        super().__init__()
+        self.monitor, self.patience, self.verbose = monitor, patience, verbose
+        self.baseline, self.restore_best_weights = baseline, restore_best_weights
+        if mode not in ("auto", "min", "max"):
+            warnings.warn(f"EarlyStopping mode {mode} is unknown, fallback to auto mode.")
+            mode = "auto"
+        if mode == "max" or (mode == "auto" and "acc" in monitor):
+            self.monitor_op, self.min_delta = np.greater, abs(min_delta)
+        else:
+            self.monitor_op, self.min_delta = np.less, -abs(min_delta)
+        self.stopped_epoch = 0
+
+    def on_train_begin(self, logs=None):
+        self.wait = 0
+        self.stopped_epoch = 0
+        self.best_weights = None
+        if self.baseline is not None:
+            self.best = self.baseline
+        else:
+            self.best = np.inf if self.monitor_op is np.less else -np.inf
+
+    def on_epoch_end(self, epoch, logs=None):
+        current = (logs or {}).get(self.monitor)
+        if current is None:
+            warnings.warn(f"Early stopping conditioned on metric `{self.monitor}` which is not "
+                          f"available. Available metrics are: {','.join(logs or {})}")
+            return
+        if self.monitor_op(current - self.min_delta, self.best):
+            self.best = current
+            self.wait = 0
+            if self.restore_best_weights:
+                self.best_weights = self.model.get_weights()
+            return
+        self.wait += 1
+        if self.wait >= self.patience:
+            self.stopped_epoch = epoch
+            self.model.stop_training = True
+            if self.restore_best_weights and self.best_weights is not None:
+                if self.verbose > 0:
+                    print("Restoring model weights from the end of the best epoch.")
+                self.model.set_weights(self.best_weights)
+
+    def on_train_end(self, logs=None):
+        if self.stopped_epoch > 0 and self.verbose > 0:
+            print(f"Epoch {self.stopped_epoch + 1:05d}: early stopping")
+
+
+class ModelCheckpoint(Callback):
+    """Saves the model's weights after every ``period`` epochs to ``filepath`` formatted with
+    the epoch (from 1) and the logs ('weights.{epoch:02d}-{val_loss:.2f}'), or only when
+    ``monitor`` improves (``save_best_only``). The files are TensorFlow checkpoints
+    (``model.save_weights``); an .h5 path needs h5py, which tfjupyter does not use."""
+
+    def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False,
+                 save_weights_only=False, mode="auto", save_freq="epoch", period=1):
+        super().__init__()
+        self.filepath, self.monitor, self.verbose = os.fspath(filepath), monitor, verbose
+        self.save_best_only, self.save_weights_only = save_best_only, save_weights_only
+        if save_freq != "epoch":
+            raise NotImplementedError("ModelCheckpoint(save_freq=<batches>) is not supported "
+                                      "by tfjupyter; checkpoints are written per epoch.")
+        self.period = period
+        self.epochs_since_last_save = 0
+        if mode == "max" or (mode == "auto" and ("acc" in monitor or
+                                                  monitor.startswith("fmeasure"))):
+            self.monitor_op, self.best = np.greater, -np.inf
+        else:
+            self.monitor_op, self.best = np.less, np.inf
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs or {}
+        self.epochs_since_last_save += 1
+        if self.epochs_since_last_save < self.period:
+            return
+        self.epochs_since_last_save = 0
+        filepath = self.filepath.format(epoch=epoch + 1, **logs)
+        if self.save_best_only:
+            current = logs.get(self.monitor)
+            if current is None:
+                warnings.warn(f"Can save best model only with {self.monitor} available, "
+                              "skipping.")
+                return
+            if not self.monitor_op(current, self.best):
+                if self.verbose > 0:
+                    print(f"\nEpoch {epoch + 1:05d}: {self.monitor} did not improve from "
+                          f"{self.best:.5f}")
+                return
+            if self.verbose > 0:
+                print(f"\nEpoch {epoch + 1:05d}: {self.monitor} improved from {self.best:.5f} "
+                      f"to {current:.5f}, saving model to {filepath}")
+            self.best = current
+        elif self.verbose > 0:
+            print(f"\nEpoch {epoch + 1:05d}: saving model to {filepath}")
+        self.model.save_weights(filepath, overwrite=True)
+
+
+class TensorBoard(Callback):
+    """Writes the graph (``write_graph``) and each epoch's logs as scalar summaries to
+    ``log_dir`` (TensorBoard's event files), with the epoch as the step; with
+    ``update_freq='batch'`` (or every N samples) also the batches' logs, as 'batch_<name>'."""
+
+    def __init__(self, log_dir="./logs", histogram_freq=0, write_graph=True,
+                 write_images=False, update_freq="epoch", **kwargs):
+        super().__init__()
+        if histogram_freq:
+            raise NotImplementedError("TensorBoard(histogram_freq>0) is not supported by "
+                                      "tfjupyter.")
+        self.log_dir, self.write_graph = os.fspath(log_dir), write_graph
+        self.update_freq = 1 if update_freq == "batch" else update_freq
+        self.writer = None
+        self._samples_seen = self._samples_at_last_write = 0
+        self._total_batches = 0
+
+    def on_train_begin(self, logs=None):
+        from ..summary import FileWriter
+        graph = None
+        if self.write_graph:
+            from .backend import get_session
+            graph = get_session().graph
+        self.writer = FileWriter(self.log_dir, graph=graph)
+
+    def _write(self, logs, step: int, prefix: str = "") -> None:
+        from ..summary import Summary
+        summary = Summary()
+        for name, value in logs.items():
+            if name in ("batch", "size", "num_steps"):
+                continue
+            entry = summary.value.add()
+            entry.tag = prefix + name
+            entry.simple_value = float(value)
+        self.writer.add_summary(summary, step)
+        self.writer.flush()
+
+    def on_batch_end(self, batch, logs=None):
+        if self.update_freq == "epoch":
+            return
+        logs = logs or {}
+        self._samples_seen += logs.get("size", 1)
+        self._total_batches += 1
+        if self._samples_seen - self._samples_at_last_write >= self.update_freq:
+            self._write(logs, self._total_batches, "batch_")
+            self._samples_at_last_write = self._samples_seen
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._write(logs or {}, epoch, "epoch_" if self.update_freq != "epoch" else "")
+
+    def on_train_end(self, logs=None):
+        self.writer.close()
+
+
+class LambdaCallback(Callback):
+    """A callback from functions: ``on_epoch_end=lambda epoch, logs: ...``, etc."""
+
+    def __init__(self, on_epoch_begin=None, on_epoch_end=None, on_batch_begin=None,
+                 on_batch_end=None, on_train_begin=None, on_train_end=None, **kwargs):
+        super().__init__()
+        hooks = dict(on_epoch_begin=on_epoch_begin, on_epoch_end=on_epoch_end,
+                     on_batch_begin=on_batch_begin, on_batch_end=on_batch_end,
+                     on_train_begin=on_train_begin, on_train_end=on_train_end, **kwargs)
+        for hook, function in hooks.items():
+            if function is not None:
+                setattr(self, hook, function)
