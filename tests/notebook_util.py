@@ -92,6 +92,18 @@ def run_in_a_kernel(notebook, tmp_path, monkeypatch):
     return ipython_dir
 
 
+def run_cluster_notebook(name, tmp_path, monkeypatch):
+    """Runs the stored notebook ``name``, which starts a cluster, without an error: (its
+    IPYTHONDIR, [(each code cell's first line, its text output)], {task: pid} from its
+    '%tf_cluster start')."""
+    notebook = read(name)
+    ipython_dir = run_in_a_kernel(notebook, tmp_path, monkeypatch)
+    assert_no_errors(notebook)
+    cells = [(c.source.splitlines()[0], text(c)) for c in notebook.cells if c.cell_type == "code"]
+    pids = task_pids(next(out for first, out in cells if first.startswith("%tf_cluster start")))
+    return ipython_dir, cells, pids
+
+
 def task_pids(table_text) -> dict:
     """{task: pid} from the text status table ("task  engine  host  pid  address ...")."""
     return {task: int(pid) for task, pid in

@@ -537,3 +537,29 @@ def test_fed_constants_are_honoured():
     n = tf.constant([3])
     r = tf.random_uniform(n, 0, 5, dtype=tf.int32)
     assert run(r, {n: [7]}).shape == (7,)
+
+
+def test_static_shapes_and_dimensions_convert_to_int_tensors():
+    # TF 1.x registers conversions for TensorShape and Dimension (constant_op.py): int32 unless
+    # a dimension needs int64; partial shapes, unknown dimensions and non-integer dtypes fail.
+    x = tf.placeholder(tf.float32, [None, 3])
+    labels = tf.constant([2, 0])
+    one_hot = tf.one_hot(labels, depth=x.shape[1])            # the Cloud ML census sample's form
+    shape = tf.convert_to_tensor(tf.TensorShape([4, 5]))
+    dim = tf.convert_to_tensor(x.shape[1])
+    big = tf.convert_to_tensor(tf.TensorShape([2 ** 31, 1]))
+    assert (shape.dtype, dim.dtype, big.dtype) == (tf.int32, tf.int32, tf.int64)
+    assert tf.convert_to_tensor(x.shape[1], dtype=tf.int64).dtype == tf.int64
+    np.testing.assert_array_equal(run(one_hot), [[0, 0, 1], [1, 0, 0]])
+    values = run([shape, dim, big])
+    np.testing.assert_array_equal(values[0], [4, 5])
+    assert values[1] == 3
+    np.testing.assert_array_equal(values[2], [2 ** 31, 1])
+    with pytest.raises(ValueError, match="partially known TensorShape"):
+        tf.convert_to_tensor(x.shape)
+    with pytest.raises(ValueError, match="unknown Dimension"):
+        tf.convert_to_tensor(x.shape[0])
+    with pytest.raises(TypeError, match="Cannot convert a TensorShape to dtype: float32"):
+        tf.convert_to_tensor(x.shape[1], dtype=tf.float32)
+    with pytest.raises(ValueError, match="too large"):
+        tf.convert_to_tensor(tf.TensorShape([2 ** 31]), dtype=tf.int32)

@@ -308,3 +308,23 @@ def test_apply_and_experimental_helpers():
     with pytest.raises(TypeError, match="must return a Dataset"):
         tf.data.Dataset.range(2).apply(lambda d: 3)
     assert tf.data.experimental.AUTOTUNE == -1
+
+
+def test_contrib_data_names_of_tf_1_4():
+    # TF 1.4 programs read `tf.contrib.data.TextLineDataset(path)`; the contrib batching
+    # transformations are batch(..., drop_remainder=True) (TF 1.10+'s argument)
+    assert tf.contrib.data.TextLineDataset is tf.data.TextLineDataset
+    assert tf.contrib.data.Dataset is tf.data.Dataset
+    assert tf.contrib.data.Iterator is tf.data.Iterator
+    batches = tf.data.Dataset.range(7).apply(tf.contrib.data.batch_and_drop_remainder(3))
+    padded = tf.data.Dataset.range(1, 6).map(lambda n: tf.fill([n], n)).apply(
+        tf.contrib.data.padded_batch_and_drop_remainder(2, [None]))
+    first, second = (d.make_one_shot_iterator().get_next() for d in (batches, padded))
+    with tf.Session() as sess:
+        assert [list(sess.run(first)) for _ in range(2)] == [[0, 1, 2], [3, 4, 5]]
+        with pytest.raises(tf.errors.OutOfRangeError):
+            sess.run(first)
+        assert sess.run(second).tolist() == [[1, 0], [2, 2]]
+        assert sess.run(second).tolist() == [[3, 3, 3, 0], [4, 4, 4, 4]]
+        with pytest.raises(tf.errors.OutOfRangeError):
+            sess.run(second)

@@ -295,3 +295,13 @@ def test_a_get_next_waiting_on_prefetch_ends_when_the_session_closes():
     while data_threads() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert data_threads() == []
+
+
+def test_a_dataset_of_another_graph_is_refused_with_the_input_fn_hint():
+    # TF 1.13-1.15 fail the same way (tensorflow/tensorflow#27872: the get_started regression
+    # samples built their datasets before the Estimator's graph existed)
+    dataset = tf.data.Dataset.range(3)
+    with tf.Graph().as_default():
+        iterator = tf.data.Iterator.from_structure(tf.int64, tf.TensorShape([]))
+        with pytest.raises(ValueError, match="belongs to another graph.*input_fn must build"):
+            iterator.make_initializer(dataset)

@@ -331,6 +331,21 @@ def test_numpy_input_fn_batches_and_errors():
         tf.estimator.inputs.numpy_input_fn(x, {"a": np.arange(5)}, shuffle=False)
 
 
+def test_numpy_input_fn_keeps_the_arrays_out_of_the_graph():
+    # TF feeds the arrays through queues: a 4 MB array must not become a 4 MB Const (the
+    # Estimator writes the graph to graph.pbtxt, each checkpoint's .meta and the events file)
+    images = np.random.RandomState(0).rand(20000, 50).astype(np.float32)
+    words = np.array(["w%d" % i for i in range(20000)])
+    features, labels = tf.estimator.inputs.numpy_input_fn(
+        {"images": images, "words": words}, np.arange(20000), batch_size=3, shuffle=True)()
+    assert tf.get_default_graph().as_graph_def().ByteSize() < 100000
+    assert features["images"].shape.as_list() == [None, 50]
+    assert (features["words"].dtype, labels.dtype) == (tf.string, tf.int64)
+    with tf.train.MonitoredSession() as sess:
+        got, rows = sess.run([features, labels])
+    np.testing.assert_array_equal(got["images"], images[rows])
+    assert [w.decode() for w in got["words"]] == ["w%d" % r for r in rows]
+
 def test_pandas_input_fn():
     try:
         import pandas as pd

@@ -1,7 +1,10 @@
 """TF 1.15's canned estimators (v1) on tf.feature_column: TF's variable names, the heads' loss
 (Reduction.SUM: the Estimator's `loss` metric is the mean of the batches' sums, `average_loss`
 the per-example mean, both checked against the predicted probabilities), TF's metric and
-prediction keys, and the classification signature of their exports."""
+prediction keys, the classification signature of their exports, and TF's partitioning of
+their variables (``part_0`` in the graph, whole tensors in the checkpoint)."""
+import json
+
 import numpy as np
 import pytest
 
@@ -128,3 +131,57 @@ def test_canned_arguments_are_checked():
         tf.estimator.DNNLinearCombinedClassifier()
     with pytest.raises(ValueError, match="sparse_combiner must be one of"):
         tf.estimator.LinearClassifier(COLUMNS, sparse_combiner="max")
+
+
+def _model_variables(estimator, features, config):
+    """The variables the estimator's model_fn makes in a graph of its own (TRAIN mode)."""
+    with tf.Graph().as_default():
+        tf.train.get_or_create_global_step()
+        estimator.model_fn(features={k: tf.constant(v) for k, v in features.items()},
+                           labels=tf.constant([[1]], tf.int64), mode="train", config=config)
+        return {v.op.name: v.shape.as_list() for v in tf.global_variables()
+                if not v.op.name.startswith("global_step")}
+
+
+def test_canned_variables_are_partitioned_as_tensorflows(monkeypatch):
+    # TF 1.15 opens its scopes with min_max_variable_partitioner(max_partitions=num_ps_replicas):
+    # without ps tasks every variable is one part ("part_0"), saved whole under its own name.
+    x = {"x": np.zeros((1, 64), np.float32)}
+    names = _model_variables(tf.estimator.DNNClassifier([32], COLUMNS, n_classes=10), x,
+                             tf.estimator.RunConfig())
+    assert {n for n in names if "Adagrad" not in n} == {
+        "dnn/hiddenlayer_0/kernel/part_0", "dnn/hiddenlayer_0/bias/part_0",
+        "dnn/logits/kernel/part_0", "dnn/logits/bias/part_0"}
+    assert "dnn/hiddenlayer_0/kernel/part_0/Adagrad" in names
+    linear = _model_variables(tf.estimator.LinearClassifier(COLUMNS), x,
+                              tf.estimator.RunConfig())
+    assert set(linear) == {
+        "linear/linear_model/x/weights/part_0", "linear/linear_model/bias_weights/part_0",
+        "linear/linear_model/x/weights/part_0/Ftrl", "linear/linear_model/x/weights/part_0/Ftrl_1",
+        "linear/linear_model/bias_weights/part_0/Ftrl",
+        "linear/linear_model/bias_weights/part_0/Ftrl_1"}
+    # With 2 ps tasks, a hidden kernel of 1000 x 128 floats (512 KiB) is cut in two parts of
+    # at least 256 KiB; the 128-float bias stays whole.
+    monkeypatch.setenv("TF_CONFIG", json.dumps({
+        "cluster": {"chief": ["localhost:1"], "ps": ["localhost:2", "localhost:3"]},
+        "task": {"type": "chief", "index": 0}}))
+    config = tf.estimator.RunConfig()
+    assert config.num_ps_replicas == 2
+    wide = {"x": np.zeros((1, 1000), np.float32)}
+    names = _model_variables(tf.estimator.DNNClassifier(
+        [128], [tf.feature_column.numeric_column("x", shape=[1000])]), wide, config)
+    assert names["dnn/hiddenlayer_0/kernel/part_0"] == [500, 128]
+    assert names["dnn/hiddenlayer_0/kernel/part_1"] == [500, 128]
+    assert names["dnn/hiddenlayer_0/bias/part_0"] == [128]
+    assert "dnn/hiddenlayer_0/bias/part_1" not in names
+
+
+def test_warm_start_finds_the_parts_by_their_checkpoint_names(dnn, tmp_path):
+    # The graph's dnn/hiddenlayer_0/kernel/part_0 is the checkpoint's dnn/hiddenlayer_0/kernel.
+    warm = tf.estimator.DNNClassifier(
+        hidden_units=[32], feature_columns=COLUMNS, n_classes=10, model_dir=str(tmp_path),
+        optimizer=tf.train.GradientDescentOptimizer(0.0), warm_start_from=dnn.model_dir)
+    warm.train(train_fn(DIGITS.train.labels), steps=1)
+    for name in ("dnn/hiddenlayer_0/kernel", "dnn/logits/bias"):
+        np.testing.assert_array_equal(warm.get_variable_value(name),
+                                      dnn.get_variable_value(name))

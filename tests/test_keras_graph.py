@@ -184,6 +184,50 @@ def test_to_categorical_and_local_only_datasets(tmp_path, monkeypatch):
     assert x_train.shape == (2, 28, 28) and list(y_test) == [3]
 
 
+def test_get_file_reads_keras_cache_and_never_downloads(tmp_path, monkeypatch):
+    # TF 1.15's get_file: <cache_dir or $KERAS_HOME or ~/.keras>/<cache_subdir>/<fname>, the
+    # hash checked (md5 for 32 hex digits, sha256 for 64), tar archives extracted on untar.
+    import gzip
+    import hashlib
+    import tarfile
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path))
+    origin = "http://download.tensorflow.org/data/iris_training.csv"
+    with pytest.raises(FileNotFoundError, match="never downloads.*iris_training.csv"):
+        keras.utils.get_file("iris_training.csv", origin)
+    (tmp_path / "datasets").mkdir()
+    (tmp_path / "datasets" / "iris_training.csv").write_text("120,4,setosa\n")
+    path = keras.utils.get_file("iris_training.csv", origin)
+    assert path == str(tmp_path / "datasets" / "iris_training.csv")
+    assert tf.contrib.keras.utils.get_file("iris_training.csv", origin) == path
+    data = b"120,4,setosa\n"
+    assert keras.utils.get_file("iris_training.csv", origin,
+                                file_hash=hashlib.sha256(data).hexdigest()) == path
+    assert keras.utils.get_file("iris_training.csv", origin,
+                                md5_hash=hashlib.md5(data).hexdigest()) == path
+    with pytest.raises(ValueError, match="md5 hash"):
+        keras.utils.get_file("iris_training.csv", origin, file_hash="0" * 32)
+    other = tmp_path / "elsewhere"
+    (other / "models").mkdir(parents=True)
+    (tmp_path / "payload.txt").write_text("inside")
+    with tarfile.open(other / "models" / "bundle.tar.gz", "w:gz") as archive:
+        archive.add(tmp_path / "payload.txt", arcname="bundle/payload.txt")
+    untarred = keras.utils.get_file("bundle", "http://x/bundle.tar.gz", untar=True,
+                                    cache_subdir="models", cache_dir=str(other))
+    assert untarred == str(other / "models" / "bundle")
+    assert (other / "models" / "bundle" / "payload.txt").read_text() == "inside"
+    # fashion_mnist: Keras's four gzipped IDX files under datasets/fashion-mnist
+    folder = tmp_path / "datasets" / "fashion-mnist"
+    folder.mkdir()
+    images = np.arange(2 * 28 * 28, dtype=np.uint8).reshape(2, 28, 28)
+    for prefix, count in (("train", 2), ("t10k", 1)):
+        with gzip.open(folder / f"{prefix}-labels-idx1-ubyte.gz", "wb") as f:
+            f.write(b"\0" * 8 + bytes([7, 3][:count]))
+        with gzip.open(folder / f"{prefix}-images-idx3-ubyte.gz", "wb") as f:
+            f.write(b"\0" * 16 + images[:count].tobytes())
+    (x_train, y_train), (x_test, y_test) = keras.datasets.fashion_mnist.load_data()
+    np.testing.assert_array_equal(x_train, images)
+    assert list(y_train) == [7, 3] and list(y_test) == [7] and x_test.shape == (1, 28, 28)
+
 def test_keras_is_in_the_tf_namespace():
     assert tf.keras is keras
     assert tf.keras.layers.Dense is keras.layers.Dense

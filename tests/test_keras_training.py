@@ -3,6 +3,8 @@ callbacks' effects, Keras's logs, weights on disk, and its errors."""
 import glob
 import os
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -87,7 +89,10 @@ def test_fit_evaluate_and_predict_on_tf_data_datasets(digits):
                                atol=1e-6)
 
 
-def test_verbose_logs_have_keras_format(capsys):
+def test_verbose_logs_have_keras_format(capsys, monkeypatch):
+    # Outside a terminal and a Jupyter kernel the bar prints only its finished line (another
+    # test of this process may have imported ipykernel, which makes it redraw in place).
+    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
     model = keras.Sequential([keras.layers.Dense(2, activation="softmax", input_shape=(3,))])
     model.compile("sgd", "categorical_crossentropy", metrics=["accuracy"])
     x, y = np.random.rand(10, 3), keras.utils.to_categorical(np.arange(10) % 2, 2)

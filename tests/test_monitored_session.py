@@ -912,3 +912,14 @@ def test_between_graph_chief_and_worker_share_the_ps_variables(cluster_servers, 
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith("model.ckpt-7")
     np.testing.assert_allclose(tf.train.load_variable(str(tmp_path), "w"), _w_after(7),
                                rtol=1e-5)
+
+
+def test_default_scaffold_initializes_local_variables_and_lookup_tables():
+    # TF 1.x's Scaffold.default_local_init_op groups local_variables_initializer and
+    # tables_initializer: a table built in an Estimator's input_fn works with no init call.
+    table = tf.contrib.lookup.index_table_from_tensor(tf.constant([" <=50K", " >50K"]))
+    ids = table.lookup(tf.constant([" >50K", " <=50K", "other"]))
+    total = tf.Variable(5.0, collections=[tf.GraphKeys.LOCAL_VARIABLES], name="total")
+    with tf.train.MonitoredSession() as sess:
+        np.testing.assert_array_equal(sess.run(ids), [1, 0, -1])
+        assert sess.run(total) == 5.0

@@ -95,6 +95,51 @@ def test_tensorflow_python_import_paths_give_the_same_objects():
     assert tf_logging.info is tf.logging.info and ftrl.FtrlOptimizer is tf.train.FtrlOptimizer
 
 
+def test_tensorflow_python_estimator_and_keras_paths_give_the_same_objects():
+    """The module paths of TF 1.15 (tensorflow/python/keras, tensorflow_estimator's
+    tensorflow.python.estimator) that public programs import estimator and Keras names from."""
+    from tfjupyter.python import keras
+    from tfjupyter.python.estimator import estimator, estimator_lib, keras as estimator_keras
+    from tfjupyter.python.estimator import exporter, mode_keys, model_fn, run_config, training
+    from tfjupyter.python.estimator.canned import dnn, dnn_linear_combined, linear
+    from tfjupyter.python.estimator.export import export, export_lib, export_output
+    from tfjupyter.python.estimator.inputs import inputs, numpy_io
+    from tfjupyter.python.keras import backend as K
+    from tfjupyter.python.keras.engine import training as keras_training
+    from tfjupyter.python.keras.layers import convolutional, core, merge, normalization, recurrent
+    from tfjupyter.python.keras.models import Sequential, clone_model
+    from tfjupyter.python.keras.utils import np_utils
+    est = tf.estimator
+    assert estimator.Estimator is est.Estimator and estimator_lib.DNNClassifier is \
+        est.DNNClassifier
+    assert model_fn.EstimatorSpec is est.EstimatorSpec and model_fn.ModeKeys is est.ModeKeys
+    assert mode_keys.ModeKeys is est.ModeKeys and run_config.RunConfig is est.RunConfig
+    assert training.train_and_evaluate is est.train_and_evaluate
+    assert training.TrainSpec is est.TrainSpec and exporter.FinalExporter is est.FinalExporter
+    assert dnn.DNNRegressor is est.DNNRegressor and linear.LinearClassifier is \
+        est.LinearClassifier
+    assert dnn_linear_combined.DNNLinearCombinedClassifier is est.DNNLinearCombinedClassifier
+    assert export.build_raw_serving_input_receiver_fn is \
+        est.export.build_raw_serving_input_receiver_fn
+    assert export_lib.ServingInputReceiver is est.export.ServingInputReceiver
+    assert export_output.PredictOutput is est.export.PredictOutput
+    assert numpy_io.numpy_input_fn is inputs.numpy_input_fn is est.inputs.numpy_input_fn
+    assert estimator_keras.model_to_estimator is tf.keras.estimator.model_to_estimator
+    assert keras.estimator.model_to_estimator is tf.keras.estimator.model_to_estimator
+    assert keras.Sequential is Sequential is tf.keras.Sequential and keras.Model is \
+        tf.keras.Model
+    assert keras_training.Model is tf.keras.Model and clone_model is tf.keras.models.clone_model
+    assert K.get_session is tf.keras.backend.get_session and keras.layers.Dense is \
+        tf.keras.layers.Dense
+    assert core.Dense is tf.keras.layers.Dense and core.Dropout is tf.keras.layers.Dropout
+    assert convolutional.Conv2D is tf.keras.layers.Conv2D
+    assert normalization.BatchNormalization is tf.keras.layers.BatchNormalization
+    assert recurrent.LSTM is tf.keras.layers.LSTM and merge.concatenate is \
+        tf.keras.layers.concatenate
+    assert np_utils.to_categorical is tf.keras.utils.to_categorical
+    assert keras.optimizers.Adam is tf.keras.optimizers.Adam
+
+
 def test_nn_additions_match_tensorflow():
     import numpy as np
     x = np.linspace(-2, 2, 5).astype(np.float32)

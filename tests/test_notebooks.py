@@ -10,12 +10,12 @@ import re
 
 import pytest
 from notebook_util import (NOTEBOOKS, assert_no_errors, assert_nothing_left, read,
-                           run_in_a_kernel, task_pids, text)
+                           run_cluster_notebook, run_in_a_kernel, task_pids, text)
 
 # Notebooks run, with checks of their output, by a test of their own (dashboard.ipynb runs in
 # JupyterLab in tests/test_dashboard_browser.py).
-CHECKED = {"cluster.ipynb", "dashboard.ipynb", "input_pipeline.ipynb", "local_cluster.ipynb",
-           "supervision.ipynb", "sync_vs_async.ipynb", "towers.ipynb"}
+CHECKED = {"cluster.ipynb", "dashboard.ipynb", "estimator_cluster.ipynb", "input_pipeline.ipynb",
+           "local_cluster.ipynb", "supervision.ipynb", "sync_vs_async.ipynb", "towers.ipynb"}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=os.path.basename)
@@ -112,12 +112,7 @@ def test_cluster_notebook_runs_in_a_jupyter_kernel(tmp_path, monkeypatch):
 
 @pytest.mark.timeout(400)
 def test_supervision_notebook_diagnoses_recovers_and_scales(tmp_path, monkeypatch):
-    notebook = read("supervision.ipynb")
-    ipython_dir = run_in_a_kernel(notebook, tmp_path, monkeypatch)
-    assert_no_errors(notebook)
-    code = [c for c in notebook.cells if c.cell_type == "code"]
-    cells = [(c.source.splitlines()[0], text(c)) for c in code]
-    pids = task_pids(next(out for first, out in cells if first.startswith("%tf_cluster start")))
+    ipython_dir, cells, pids = run_cluster_notebook("supervision.ipynb", tmp_path, monkeypatch)
 
     by_first = dict(cells)
     why = by_first["import time"]
@@ -139,6 +134,51 @@ def test_supervision_notebook_diagnoses_recovers_and_scales(tmp_path, monkeypatc
     last = {task: (int(step), float(acc)) for task, step, acc in final}
     assert set(last) == {"worker:0", "worker:1"}, outputs
     assert all(step >= 6000 and acc >= 0.9 for step, acc in last.values()), last
+    assert "Cluster stopped" in cells[-1][1]
+    assert_nothing_left(ipython_dir, list(pids.values()))
+
+
+@pytest.mark.timeout(240)
+def test_estimator_cluster_notebook_trains_evaluates_records_and_serves(tmp_path, monkeypatch):
+    """train_and_evaluate from TF_CONFIG: worker 0 is TF's chief, both workers train, the
+    kernel evaluates every checkpoint to max_steps; the dashboard and the experiment record
+    count the Estimator's steps with their batches' examples; the export serves the evaluated
+    model."""
+    ipython_dir, cells, pids = run_cluster_notebook("estimator_cluster.ipynb", tmp_path,
+                                                    monkeypatch)
+    outputs = "\n".join(out for _, out in cells)
+
+    assert "[worker:0] TF_CONFIG task: {'type': 'chief', 'index': 0} | RunConfig: chief 0 " \
+           "chief | 1 ps, 2 workers" in outputs, outputs
+    assert "[worker:1] TF_CONFIG task: {'type': 'worker', 'index': 0} | RunConfig: worker 0 " \
+           " | 1 ps, 2 workers" in outputs, outputs
+    own = dict(re.findall(r"^\[(worker:[01])\] (\d+) of the 4000 steps were this task's$",
+                          outputs, re.M))
+    assert set(own) == {"worker:0", "worker:1"} and all(int(n) > 0 for n in own.values()), own
+    assert sum(int(n) for n in own.values()) >= 4000, own
+
+    evaluated = [int(step) for step in re.findall(
+        r"^evaluated the checkpoint of global step (\d+): accuracy", outputs, re.M)]
+    assert len(evaluated) >= 2 and evaluated == sorted(evaluated) and evaluated[-1] >= 4000
+    final = re.search(r"^final evaluation: \{'accuracy': ([0-9.]+), .*'global_step': "
+                      r"([0-9.]+),", outputs, re.M)
+    assert final and float(final.group(1)) >= 0.9 and float(final.group(2)) >= 4000, outputs
+
+    # The record: each worker's steps, 32 examples each (the batch's rows).
+    recorded = {task: (int(steps), int(examples)) for task, steps, examples in re.findall(
+        r"^(worker:[01]): (\d+) steps, (\d+) examples \(32 per step\)$", outputs, re.M)}
+    assert set(recorded) == {"worker:0", "worker:1"}, outputs
+    assert all(examples == 32 * steps > 0 for steps, examples in recorded.values()), recorded
+    # The dashboard's snapshot: both workers trained at a mean examples/s above zero.
+    for task in ("worker:0", "worker:1"):
+        mean = re.search(rf"^{task}\s+alive\s+step \d+\s+\S+ ex/s now \(([\d,.]+) mean\)",
+                         outputs, re.M)
+        assert mean and float(mean.group(1).replace(",", "")) > 0, outputs
+
+    served = re.search(r"^served accuracy ([0-9.]+), the evaluator's ([0-9.]+)$", outputs, re.M)
+    assert served and served.group(1) == served.group(2), outputs
+    assert float(served.group(1)) == pytest.approx(float(final.group(1)), abs=1e-4), outputs
+    assert "serving_default: tensorflow/serving/classify" in outputs, outputs
     assert "Cluster stopped" in cells[-1][1]
     assert_nothing_left(ipython_dir, list(pids.values()))
 

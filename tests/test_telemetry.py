@@ -92,6 +92,49 @@ def test_examples_per_step_override_and_dequeued_batches(listen):
     assert [r.examples for r in steps[-7:]] == [0, 8, 32, 17, 6, 7, 9]
 
 
+def test_dataset_elements_count_a_batch_or_one_example(listen):
+    """(c) for tf.data: get_next() of a batched dataset takes its batch's rows (the last batch
+    smaller), of an unbatched one a single example, whatever the element's shape."""
+    steps = listen("step")
+    rows = np.ones((20, 3), np.float32)
+    batched = tf.data.Dataset.from_tensor_slices(rows).batch(8).prefetch(1)
+    one_by_one = tf.data.Dataset.from_tensor_slices(rows)          # elements of shape [3]
+    batched_next = tf.reduce_sum(batched.make_one_shot_iterator().get_next())
+    single_next = tf.reduce_sum(one_by_one.make_one_shot_iterator().get_next())
+    size = tf.placeholder(tf.int64, [], name="size")
+    initializable = tf.data.Dataset.from_tensor_slices(rows).map(lambda r: r * 2.0) \
+        .batch(size).make_initializable_iterator()
+    initializable_next = tf.reduce_sum(initializable.get_next())
+    with tf.Session() as sess:
+        for _ in range(3):
+            sess.run(batched_next)
+        sess.run(single_next)
+        sess.run(initializable.initializer, {size: 15})
+        sess.run(initializable_next)
+        sess.run(initializable_next)
+    assert [r.examples for r in steps[-7:]] == [8, 8, 4, 1, 0, 15, 5]
+
+
+def test_dataset_batches_count_in_a_distributed_session_on_this_process_task(listen, cleanup):
+    """A session on an in-process task (a notebook cluster's worker training through its own
+    server) counts the batches its partition on that task took."""
+    spec, servers = two_phase_cluster(cleanup, ("ps", "worker"))
+    steps = listen("step")
+    with tf.device("/job:ps/task:0"):
+        w = tf.Variable(tf.zeros([3]), name="w")
+    with tf.device("/job:worker/task:0"):
+        batch = tf.data.Dataset.from_tensor_slices(np.ones((10, 3), np.float32)).batch(4) \
+            .make_one_shot_iterator().get_next()
+        train = tf.assign_add(w, tf.reduce_sum(batch, 0))
+    with tf.Session(servers["worker"].target) as sess:
+        sess.run(w.initializer)
+        for _ in range(3):
+            sess.run(train)
+        final = sess.run(w)
+    assert [r.examples for r in steps[-5:-1]] == [0, 4, 4, 2]
+    np.testing.assert_array_equal(final, [10.0, 10.0, 10.0])
+
+
 def test_scalar_summaries_are_published_when_they_run(listen):
     loss = tf.placeholder(tf.float32, [], name="value")
     s1 = tf.summary.scalar("loss", loss)

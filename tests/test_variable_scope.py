@@ -393,8 +393,8 @@ def test_constructor_argument_errors():
     with pytest.raises(ValueError, match="is not a valid scope name"):
         with tf.variable_scope("bad name!"):
             pass
-    with pytest.raises(NotImplementedError, match="partitioned variables"):
-        tf.get_variable("p", [4, 2], partitioner=lambda shape, dtype: [2, 1])
+    with pytest.raises(ValueError, match="Partitioner must be callable, but received: 3"):
+        tf.get_variable("p", [4, 2], partitioner=3)
     assert tf.get_variable_scope().name == ""  # failed entries leave no scope behind
 
 

@@ -37,6 +37,7 @@ from .ops.io_ops import *  # noqa: F401,F403
 from .framework.graph_io import *  # noqa: F401,F403
 from .variables import *  # noqa: F401,F403
 from .variable_scopes import *  # noqa: F401,F403
+from .ops.partitioned_variables import *  # noqa: F401,F403  (tf.fixed_size_partitioner, ...)
 from .init_ops import *  # noqa: F401,F403
 from .summary.legacy import *  # noqa: F401,F403  (0.x: tf.scalar_summary, ...)
 from . import app, contrib, datasets, nn, summary, test, train  # noqa: F401,E402

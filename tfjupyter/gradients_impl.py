@@ -34,10 +34,11 @@ def _differentiable(t: Tensor) -> bool:
     return t.dtype.is_floating
 
 
-# Op types whose gradient function hands an IndexedSlices gradient on as it is (TensorFlow's
-# _IdGrad): a variable's read is an Identity, so a gather of a variable gets a sparse gradient.
+# Op types whose gradient function takes an IndexedSlices gradient (TensorFlow's _IdGrad hands
+# it on: a variable's read is an Identity, so a gather of a variable gets a sparse gradient;
+# ConcatV2 cuts it by input: a gather of a partitioned variable's parts gets sparse ones).
 # Every other gradient function receives dense gradients.
-_PASS_INDEXED_SLICES = frozenset({"Identity"})
+_PASS_INDEXED_SLICES = frozenset({"Identity", "ConcatV2"})
 
 
 def gradients(ys, xs, grad_ys=None, name: str = "gradients", colocate_gradients_with_ops: bool = False,

@@ -22,6 +22,7 @@ from .ops.nn_compat_ops import *  # noqa: F401,F403  (swish, log_poisson_loss, m
 from .ops.nn_ops import (_xent_arguments, bias_add, conv2d, elu, relu,
                          softmax_cross_entropy_with_logits_v2)
 from .ops.embedding_ops import embedding_lookup_sparse, safe_embedding_lookup_sparse  # noqa: F401
+from .variables import PartitionedVariable
 
 __all__ = _nn_ops.__all__ + _sampling.__all__ + [
     "sigmoid", "tanh", "dropout", "moments", "weighted_moments", "sufficient_statistics",
@@ -473,11 +474,12 @@ def convolution(input, filter, padding: str, strides: Optional[Sequence[int]] = 
 def embedding_lookup(params, ids, partition_strategy: str = "mod", name: Optional[str] = None,
                      validate_indices: bool = True, max_norm: Optional[float] = None) -> Tensor:
     """The rows of ``params`` at ``ids``: gather(params, ids). ``params`` may be a list of
-    shards, split with ``partition_strategy`` "mod" (id i in shard i % n, at row i // n) or
-    "div" (contiguous blocks); ``max_norm`` clips each looked-up row's L2 norm."""
+    shards or a PartitionedVariable (its parts), split with ``partition_strategy`` "mod" (id i
+    in shard i % n, at row i // n) or "div" (contiguous blocks); ``max_norm`` clips each
+    looked-up row's L2 norm."""
     if partition_strategy not in ("mod", "div"):
         raise ValueError(f"Unrecognized partition strategy: {partition_strategy}")
-    shards = list(params) if isinstance(params, (list, tuple)) else [params]
+    shards = list(params) if isinstance(params, (list, tuple, PartitionedVariable)) else [params]
     if not shards:
         raise ValueError("Need at least one param")
     with name_scope(name, "embedding_lookup", shards + [ids]) as scope:
@@ -486,32 +488,62 @@ def embedding_lookup(params, ids, partition_strategy: str = "mod", name: Optiona
             raise TypeError(f"embedding_lookup: ids must be int32 or int64, got {ids.dtype.name}.")
         shards = [convert_to_tensor(p) for p in shards]
         if len(shards) == 1:
-            table, rows = shards[0], ids
+            # With the table, as in TensorFlow: with the table on a ps task only the ids and
+            # the looked-up rows travel, not the table.
+            with shards[0].graph.colocate_with(shards[0].op):
+                result = _array_ops.gather(shards[0], ids,
+                                           name=None if max_norm is not None else scope)
         else:
-            table = _array_ops.concat(shards, 0)
-            rows = ids if partition_strategy == "div" else _mod_rows(shards, ids)
-        # With the table, as in TensorFlow: with the table on a ps task only the ids and the
-        # looked-up rows travel, not the table.
-        with table.graph.colocate_with(table.op):
-            result = _array_ops.gather(table, rows, name=None if max_norm is not None else scope)
-            if max_norm is None:
-                return result
-            return _clip_rows(result, ids.shape.ndims, max_norm, scope)
+            result = _sharded_lookup(shards, ids, partition_strategy,
+                                     None if max_norm is not None else scope)
+        if max_norm is None:
+            return result
+        return _clip_rows(result, ids.shape.ndims, max_norm, scope)
 
 
-def _mod_rows(shards, ids: Tensor) -> Tensor:
-    """For the "mod" strategy, the row in the concatenated shards of each id: shard i % n
-    starts at offset[i % n] and holds id i at local row i // n."""
-    sizes = [s.shape.as_list()[0] if s.shape.ndims else None for s in shards]
-    if None in sizes:
-        raise ValueError("embedding_lookup with partition_strategy='mod' needs the static size "
-                         "of every shard's first dimension.")
+def _sharded_lookup(shards, ids: Tensor, partition_strategy: str, name) -> Tensor:
+    """TensorFlow's lookup in shards: each id's shard and row there ("mod": shard i % n, row
+    i // n; "div": contiguous blocks, the first size % n one row longer), one gather per shard
+    placed with it (only the ids and the rows found travel), the rows put back in order. The
+    gradient of each shard is an IndexedSlices of its rows."""
+    from .ops.array_index_ops import gather, where
+    from .ops.array_scatter_ops import unsorted_segment_sum
     n = len(shards)
-    offsets = _array_ops.constant(np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(
-        ids.dtype.as_numpy_dtype), name="shard_offsets")
-    shard = _math_ops.floormod(ids, n)
-    local = _math_ops.floordiv(ids, n)
-    return _math_ops.add(_array_ops.gather(offsets, shard), local)
+    flat_ids = _array_ops.reshape(ids, [-1])
+    if partition_strategy == "mod":
+        assignments = _math_ops.floormod(flat_ids, n)
+        local_ids = _math_ops.floordiv(flat_ids, n)
+    else:
+        sizes = [s.shape.as_list()[0] if s.shape.ndims else None for s in shards]
+        if None in sizes:
+            total = _math_ops.add_n([_math_ops.cast(_array_ops.shape(s)[0], flat_ids.dtype)
+                                     for s in shards])
+        else:
+            total = _array_ops.constant(sum(sizes), flat_ids.dtype)
+        per_shard, extras = _math_ops.floordiv(total, n), _math_ops.floormod(total, n)
+        assignments = _math_ops.maximum(_math_ops.floordiv(flat_ids, per_shard + 1),
+                                        _math_ops.floordiv(flat_ids - extras, per_shard))
+        local_ids = where(_math_ops.less(assignments, extras),
+                          _math_ops.floormod(flat_ids, per_shard + 1),
+                          _math_ops.floormod(flat_ids - extras, per_shard))
+    assignments = _math_ops.cast(assignments, _dtypes.int32)
+    positions, rows = [], []
+    for p, shard in enumerate(shards):
+        # dynamic_partition's part p: the positions (in flat_ids) of the ids in shard p.
+        mine = _array_ops.reshape(where(_math_ops.equal(assignments, p)), [-1])
+        positions.append(mine)
+        shard_ids = gather(local_ids, mine)
+        with shard.graph.colocate_with(shard.op):
+            rows.append(_array_ops.gather(shard, shard_ids))
+    # dynamic_stitch: row k of the result is the found row of position k (each position is in
+    # one shard: the sum adds one row to zeros; its gradient is dense, split back by shard).
+    found = unsorted_segment_sum(_array_ops.concat(rows, 0), _array_ops.concat(positions, 0),
+                                 _array_ops.size(flat_ids))
+    element_shape = _array_ops.shape(shards[0])[1:]
+    result = _array_ops.reshape(found, _array_ops.concat(
+        [_array_ops.shape(ids), element_shape], 0), name=name)
+    result.set_shape(ids.shape.concatenate(shards[0].shape[1:]))
+    return result
 
 
 def _clip_rows(rows: Tensor, ids_rank: Optional[int], max_norm: float, name: str) -> Tensor:

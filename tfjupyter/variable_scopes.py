@@ -13,7 +13,8 @@ tower pattern works::
             tf.get_variable_scope().reuse_variables()
 
 Reuse is inherited by sub-scopes; ``reuse=tf.AUTO_REUSE`` creates a variable if it is missing
-and returns it otherwise.
+and returns it otherwise. With a partitioner (``get_variable``'s or the scope's), a variable of
+rank >= 1 is a ``PartitionedVariable`` of parts ``name/part_<i>`` (ops/partitioned_variables.py).
 """
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ from .framework import dtypes
 from .framework.ops import (GraphKeys, Tensor, _graph_of, convert_to_tensor, get_collection,
                             get_default_graph, numpy_to_tensor_value)
 from .framework.tensor_shape import TensorShape, as_shape
-from .variables import Variable
+from .ops import array_ops, partitioned_variables
+from .variables import PartitionedVariable, SaveSliceInfo, Variable
 
 __all__ = ["variable_scope", "variable_op_scope", "get_variable", "get_local_variable",
            "get_variable_scope", "VariableScope", "AUTO_REUSE", "no_regularizer"]
@@ -188,6 +190,7 @@ class _VariableStore:
     def __init__(self, graph):
         self.graph = graph
         self._vars: Dict[str, Variable] = {}
+        self._partitioned_vars: Dict[str, PartitionedVariable] = {}
         self._created_at: Dict[str, List[traceback.FrameSummary]] = {}
 
     def get_variable(self, name: str, shape=None, dtype=dtypes.float32, initializer=None,
@@ -205,11 +208,17 @@ class _VariableStore:
                         regularizer=None, reuse=None, trainable=None, collections=None,
                         caching_device=None, partitioner=None, validate_shape=True,
                         use_resource=None, constraint=None, **unused):
-            if partitioner is not None:
-                raise NotImplementedError(
-                    f"get_variable('{name}'): partitioned variables (partitioner="
-                    f"{partitioner!r}) are not supported by tfjupyter; create the variable "
-                    "without a partitioner.")
+            cut = partitioner is not None and not (isinstance(shape, (list, tuple)) and
+                                                   not shape)   # scalars are never cut
+            if cut and not callable(partitioner):
+                raise ValueError(f"Partitioner must be callable, but received: {partitioner}")
+            # A partitioned variable is reused without its partitioner too.
+            if cut or (reuse is True and partitioner is None and name in self._partitioned_vars):
+                return self._get_partitioned_variable(
+                    name, partitioner, shape=shape, dtype=dtype, initializer=initializer,
+                    regularizer=regularizer, reuse=reuse, trainable=trainable,
+                    collections=collections, caching_device=caching_device,
+                    validate_shape=validate_shape, constraint=constraint)
             return self._get_single_variable(
                 name, shape=shape, dtype=dtype, initializer=initializer,
                 regularizer=regularizer, reuse=reuse,
@@ -229,9 +238,90 @@ class _VariableStore:
             kwargs["constraint"] = constraint
         return custom_getter(getter=true_getter, **kwargs)
 
+    def _get_partitioned_variable(self, name: str, partitioner, shape, dtype, initializer,
+                                  regularizer, reuse, trainable, collections, caching_device,
+                                  validate_shape, constraint) -> PartitionedVariable:
+        """The PartitionedVariable ``name``: its parts ``name/part_<i>``, each with the
+        SaveSliceInfo of its slice, created or (reusing) found, as TensorFlow 1.15 does."""
+        if name in self._vars:
+            raise ValueError(f"A partitioner was provided, but an unpartitioned version of the "
+                             f"variable was found: {name}.  Perhaps a variable of the same name "
+                             "was already created without partitioning?")
+        dtype = dtypes.as_dtype(dtype)
+        shape = _as_variable_shape(shape, name) if shape is not None else TensorShape(None)
+        if isinstance(initializer, Tensor):
+            shape = shape.merge_with(initializer.shape)
+        partitions = None
+        if not reuse or partitioner:
+            partitions = partitioned_variables.call_partitioner(partitioner, shape, dtype)
+
+        if name in self._partitioned_vars:
+            if reuse is False:
+                raise ValueError(f"Partitioned variable with name {name} already exists. Did "
+                                 "you mean to set reuse=True or reuse=tf.AUTO_REUSE in "
+                                 "VarScope?")
+            existing = self._partitioned_vars[name]
+            if not shape.is_compatible_with(existing.get_shape()):
+                raise ValueError(f"Trying to reuse partitioned variable {name}, but specified "
+                                 f"shape {shape} and found shape {existing.get_shape()}.")
+            if dtype is not existing.dtype:
+                raise ValueError(f"Trying to reuse partitioned variable {name}, but specified "
+                                 f"dtype {dtype.name} and found dtype {existing.dtype.name}.")
+            if partitions is not None and existing._get_partitions() != partitions:
+                raise ValueError(f"Trying to reuse partitioned variable {name}, but specified "
+                                 f"partitions {partitions} and found partitions "
+                                 f"{existing._get_partitions()}.")
+            return existing
+        if reuse is True:
+            raise ValueError(f"PartitionedVariable {name} does not exist, or was not created "
+                             "with tf.get_variable(). Did you mean to set reuse=False or "
+                             "reuse=tf.AUTO_REUSE in VarScope?")
+
+        slice_dim, num_slices = partitioned_variables.slice_dim_and_num_slices(partitions)
+        if f"{name}/part_0" in self._vars:
+            if f"{name}/part_{num_slices - 1}" not in self._vars:
+                raise ValueError(
+                    "Partitioner returned a different partitioning than what was already "
+                    f"found.  Partitioner returned {num_slices} shards, and shard {name}/part_0 "
+                    f"was found, but {name}/part_{num_slices - 1} was not.")
+            if f"{name}/part_{num_slices}" in self._vars:
+                raise ValueError(
+                    "Partitioner returned a different partitioning than what was already "
+                    f"found.  Partitioner returned {num_slices} shards, and shard {name}/part_0 "
+                    f"was found, but so was the extra shard {name}/part_{num_slices}.")
+
+        parts = []
+        full_shape = shape.as_list()
+        for i, (offset, part_shape) in enumerate(
+                partitioned_variables.iter_slices(full_shape, num_slices, slice_dim)):
+            part_name = f"{name}/part_{i}"
+            partition_info = partitioned_variables.PartitionInfo(full_shape, offset)
+            with self.graph.name_scope(part_name + "/PartitionedInitializer"):
+                # A value to start from is cut like the variable; an initializer is called
+                # with the part's shape (and its PartitionInfo).
+                if initializer is None or callable(initializer):
+                    init, init_shape = initializer, part_shape
+                else:
+                    init = array_ops.slice(convert_to_tensor(initializer, dtype=None if isinstance(
+                        initializer, Tensor) else dtype), offset, part_shape)
+                    dtype, init_shape = init.dtype.base_dtype, None
+            with self.graph.name_scope(None):
+                var = self._get_single_variable(
+                    part_name, shape=init_shape, dtype=dtype, initializer=init,
+                    regularizer=regularizer, reuse=reuse, trainable=trainable,
+                    collections=collections, caching_device=caching_device,
+                    validate_shape=validate_shape, constraint=constraint,
+                    partition_info=partition_info)
+            var._set_save_slice_info(SaveSliceInfo(name, full_shape, offset, part_shape))
+            parts.append(var)
+        partitioned = PartitionedVariable(name=name, shape=shape, dtype=dtype,
+                                          variable_list=parts, partitions=partitions)
+        self._partitioned_vars[name] = partitioned
+        return partitioned
+
     def _get_single_variable(self, name: str, shape, dtype, initializer, regularizer, reuse,
                              trainable, collections, caching_device, validate_shape,
-                             constraint) -> Variable:
+                             constraint, partition_info=None) -> Variable:
         initializing_from_value = initializer is not None and not callable(initializer)
         if shape is not None and initializing_from_value:
             raise ValueError("If initializer is a constant, do not specify shape.")
@@ -272,7 +362,7 @@ class _VariableStore:
                 init_kwargs = {"dtype": dtype}
                 if isinstance(initializer, init_ops.Initializer) or \
                         _accepts(initializer, "partition_info"):
-                    init_kwargs["partition_info"] = None
+                    init_kwargs["partition_info"] = partition_info
                 init_val = _checked_initial_value(name, initializer, shape, init_kwargs)
                 variable_dtype = dtype
             elif _needs_no_arguments(initializer):
@@ -385,6 +475,12 @@ def _variable_store(graph=None) -> _VariableStore:
     if graph._variable_store is None:
         graph._variable_store = _VariableStore(graph)
     return graph._variable_store
+
+
+def stored_variables(graph=None) -> Dict[str, Variable]:
+    """The variables get_variable made in ``graph`` (the default one), by full name; the parts
+    of a partitioned variable are there by their names, ``w/part_0``... (a copy)."""
+    return dict(_variable_store(graph)._vars)
 
 
 def _scope_store(graph=None) -> _VariableScopeStore:

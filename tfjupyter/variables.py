@@ -3,6 +3,10 @@
 A ``Variable`` named ``w`` is the ops TensorFlow 1.x builds for it: ``w`` (VariableV2, the
 state), ``w/Assign`` (its initializer, colocated with it) and ``w/read`` (an Identity that
 every use of the variable reads through, so gradients flow back to ``w``).
+
+A ``PartitionedVariable`` (``get_variable`` with a partitioner) is a list of Variables
+``w/part_0``, ``w/part_1``, ... cut along one axis; each part's ``SaveSliceInfo`` says which
+slice of the full ``w`` it is, so the Saver saves the parts as slices of one tensor ``w``.
 """
 from __future__ import annotations
 
@@ -19,7 +23,8 @@ from .framework.registry import NotDifferentiable, register_op
 from .framework.tensor_shape import TensorShape, as_shape
 from .ops import _shapes, array_ops, control_flow_ops
 
-__all__ = ["Variable", "global_variables", "all_variables", "trainable_variables",
+__all__ = ["Variable", "PartitionedVariable", "global_variables", "all_variables",
+           "trainable_variables",
            "local_variables", "moving_average_variables", "model_variables",
            "global_variables_initializer", "initialize_all_variables", "local_variables_initializer",
            "initialize_local_variables", "variables_initializer", "initialize_variables",
@@ -87,15 +92,21 @@ def _state_op(op_type: str, ref, value, attrs, name):
 
 def assign(ref, value, validate_shape: bool = True, use_locking: bool = True,
            name: Optional[str] = None) -> Tensor:
+    if isinstance(ref, PartitionedVariable):    # as TF: the parts' assigns, a list
+        return ref.assign(value, use_locking=use_locking, name=name)
     return _state_op("Assign", ref, value, {"validate_shape": validate_shape,
                                             "use_locking": use_locking}, name)
 
 
 def assign_add(ref, value, use_locking: bool = False, name: Optional[str] = None) -> Tensor:
+    if isinstance(ref, PartitionedVariable):
+        return ref.assign_add(value, use_locking=use_locking, name=name)
     return _state_op("AssignAdd", ref, value, {"use_locking": use_locking}, name)
 
 
 def assign_sub(ref, value, use_locking: bool = False, name: Optional[str] = None) -> Tensor:
+    if isinstance(ref, PartitionedVariable):
+        return ref.assign_sub(value, use_locking=use_locking, name=name)
     return _state_op("AssignSub", ref, value, {"use_locking": use_locking}, name)
 
 
@@ -174,7 +185,9 @@ class Variable:
         self._initial_value = (element(variable_def.initial_value_name)
                                if variable_def.initial_value_name else None)
         self._trainable = variable_def.trainable
-        self._save_slice_info = None
+        self._save_slice_info = (SaveSliceInfo.from_proto(variable_def.save_slice_info_def,
+                                                          import_scope)
+                                 if variable_def.HasField("save_slice_info_def") else None)
 
     def to_proto(self, export_scope: Optional[str] = None):
         """The VariableDef of this variable (its op names, without ``export_scope``), or None
@@ -188,6 +201,10 @@ class Variable:
             trainable=bool(self._trainable), is_resource=False)
         if self._initial_value is not None:
             proto.initial_value_name = strip_name_scope(self._initial_value.name, export_scope)
+        slice_info = self._save_slice_info.to_proto(export_scope) \
+            if self._save_slice_info is not None else None
+        if slice_info is not None:
+            proto.save_slice_info_def.MergeFrom(slice_info)
         return proto
 
     @staticmethod
@@ -270,6 +287,13 @@ class Variable:
         return (f"<tf.Variable '{self.name}' shape={self.shape} "
                 f"dtype={self.dtype.name}_ref>")
 
+    # -- a part of a partitioned variable ----------------------------------------------------------
+    def _set_save_slice_info(self, save_slice_info: "SaveSliceInfo") -> None:
+        self._save_slice_info = save_slice_info
+
+    def _get_save_slice_info(self) -> Optional["SaveSliceInfo"]:
+        return self._save_slice_info
+
     def __hash__(self):
         return id(self)
 
@@ -281,6 +305,169 @@ class Variable:
 
     def __iter__(self):
         return iter(self.value())
+
+
+class SaveSliceInfo:
+    """Which slice of the full variable ``full_name`` (of ``full_shape``) a part holds: the
+    part starts at ``var_offset`` and has shape ``var_shape``. ``spec`` is the Saver's
+    shape_and_slice string, "10 4 4,3:0,4"."""
+
+    def __init__(self, full_name: Optional[str] = None, full_shape=None, var_offset=None,
+                 var_shape=None, save_slice_info_def=None, import_scope: Optional[str] = None):
+        if save_slice_info_def is not None:
+            full_name = prepend_name_scope(save_slice_info_def.full_name, import_scope)
+            full_shape = list(save_slice_info_def.full_shape)
+            var_offset = list(save_slice_info_def.var_offset)
+            var_shape = list(save_slice_info_def.var_shape)
+        self.full_name = full_name
+        self.full_shape = [int(d) for d in full_shape]
+        self.var_offset = [int(d) for d in var_offset]
+        self.var_shape = [int(d) for d in var_shape]
+
+    @property
+    def spec(self) -> str:
+        return (" ".join(str(d) for d in self.full_shape) + " "
+                + ":".join(f"{o},{n}" for o, n in zip(self.var_offset, self.var_shape)))
+
+    def to_proto(self, export_scope: Optional[str] = None):
+        """The SaveSliceInfoDef of a VariableDef, or None outside ``export_scope``."""
+        if export_scope and not self.full_name.startswith(export_scope + "/"):
+            return None
+        return variable_pb2.SaveSliceInfoDef(
+            full_name=strip_name_scope(self.full_name, export_scope),
+            full_shape=self.full_shape, var_offset=self.var_offset, var_shape=self.var_shape)
+
+    @staticmethod
+    def from_proto(save_slice_info_def, import_scope: Optional[str] = None) -> "SaveSliceInfo":
+        return SaveSliceInfo(save_slice_info_def=save_slice_info_def, import_scope=import_scope)
+
+    def __repr__(self) -> str:
+        return f"SaveSliceInfo({self.full_name!r}, {self.spec!r})"
+
+
+Variable.SaveSliceInfo = SaveSliceInfo
+
+
+class PartitionedVariable:
+    """A variable made of parts cut along one axis (``get_variable(..., partitioner=...)``).
+
+    It iterates over its parts (Variables, in offset order); used as a tensor, it is their
+    concatenation (``as_tensor()``: ``<name>/ConcatPartitions/concat``, then ``<name>``)."""
+
+    def __init__(self, name: str, shape, dtype, variable_list: Sequence[Variable], partitions):
+        if not isinstance(variable_list, (list, tuple)):
+            raise TypeError(f"variable_list is not a list or tuple: {variable_list}")
+        if not isinstance(partitions, (list, tuple)):
+            raise TypeError(f"partitions is not a list or tuple: {partitions}")
+        if not all(p >= 1 for p in partitions):
+            raise ValueError(f"partition values must be positive: {partitions}")
+        if not variable_list:
+            raise ValueError("variable_list may not be empty")
+        shape = as_shape(shape)
+        if any(v._get_save_slice_info() is None for v in variable_list):
+            raise ValueError("All variables must have a save_slice_info available: "
+                             f"{[v.name for v in variable_list]}")
+        if len(shape) != len(partitions):
+            raise ValueError(f"len(shape) != len(partitions): {shape} vs. {partitions}")
+        for v in variable_list:
+            if v._get_save_slice_info().full_shape != shape.as_list():
+                raise ValueError(f"All variables' full shapes must match shape: {shape}; but "
+                                 f"full shapes were: {[v._get_save_slice_info().full_shape]}")
+        self._variable_list = sorted(variable_list,
+                                     key=lambda v: v._get_save_slice_info().var_offset)
+        self._name = name
+        self._shape = shape
+        self._dtype = dtypes.as_dtype(dtype)
+        self._partitions = list(partitions)
+
+    name = property(lambda self: self._name)
+    dtype = property(lambda self: self._dtype)
+    shape = property(lambda self: self._shape)
+    graph = property(lambda self: self._variable_list[0].graph)
+
+    def get_shape(self) -> TensorShape:
+        return self._shape
+
+    def __iter__(self):
+        return iter(self._variable_list)
+
+    def __len__(self) -> int:
+        axes = self._partition_axes()
+        if len(axes) > 1:
+            raise ValueError(f"Cannot get a length of {len(axes)} > 1 partitioned variables")
+        return len(self._variable_list)
+
+    def _get_variable_list(self) -> List[Variable]:
+        return self._variable_list
+
+    def _get_partitions(self) -> List[int]:
+        return self._partitions
+
+    def _partition_axes(self) -> List[int]:
+        if all(p == 1 for p in self._partitions):
+            return [0]
+        return [i for i, p in enumerate(self._partitions) if p > 1]
+
+    def as_tensor(self) -> Tensor:
+        """The full value: the parts concatenated (outside any control dependencies)."""
+        graph = self.graph
+        with graph.as_default(), graph.control_dependencies(None):
+            if len(self._variable_list) == 1:
+                with graph.name_scope(None):
+                    return array_ops.identity(self._variable_list[0], name=self._name)
+            axes = self._partition_axes()
+            if len(axes) > 1:
+                raise NotImplementedError(
+                    f"Cannot concatenate along more than one dimension: {axes}.  Multi-axis "
+                    "partition concat is not supported")
+            with graph.name_scope(self._name + "/ConcatPartitions/"):
+                concatenated = array_ops.concat(self._variable_list, axes[0])
+            with graph.name_scope(None):
+                return array_ops.identity(concatenated, name=self._name)
+
+    def _apply_assign_fn(self, assign_fn, value) -> list:
+        axes = self._partition_axes()
+        if len(axes) > 1:
+            raise NotImplementedError(
+                f"Cannot do assign action along more than one dimension: {axes}.  Multi-axis "
+                "partition assign action is not supported ")
+        if isinstance(value, list):
+            if len(value) != len(self._variable_list):
+                raise ValueError(f"Assigning {len(value)} values to the "
+                                 f"{len(self._variable_list)} parts of {self._name}")
+            values = value
+        elif isinstance(value, PartitionedVariable):
+            values = list(value)
+        else:
+            values = array_ops.split(
+                value, [v.shape.as_list()[axes[0]] for v in self._variable_list], axis=axes[0])
+        return [assign_fn(v, values[i]) for i, v in enumerate(self._variable_list)]
+
+    def assign(self, value, use_locking: bool = False, name=None, read_value: bool = True):
+        return self._apply_assign_fn(lambda v, x: v.assign(
+            x, use_locking=use_locking, name=name, read_value=read_value), value)
+
+    def assign_add(self, value, use_locking: bool = False, name=None, read_value: bool = True):
+        return self._apply_assign_fn(lambda v, x: v.assign_add(
+            x, use_locking=use_locking, name=name, read_value=read_value), value)
+
+    def assign_sub(self, value, use_locking: bool = False, name=None, read_value: bool = True):
+        return self._apply_assign_fn(lambda v, x: v.assign_sub(
+            x, use_locking=use_locking, name=name, read_value=read_value), value)
+
+    def __repr__(self) -> str:
+        return (f"<tf.PartitionedVariable '{self._name}' shape={self._shape} "
+                f"dtype={self._dtype.name} parts={len(self._variable_list)}>")
+
+
+def _partitioned_to_tensor(v: PartitionedVariable, dtype=None, name=None, as_ref=False):
+    if dtype is not None and not dtypes.as_dtype(dtype).is_compatible_with(v.dtype):
+        raise ValueError(f"Incompatible type conversion requested to type '{dtype.name}' for "
+                         f"variable of type '{v.dtype.name}'")
+    if as_ref:
+        raise NotImplementedError("PartitionedVariable doesn't support being used as a "
+                                  "reference.")
+    return v.as_tensor()
 
 
 def _install_variable_operators() -> None:
@@ -300,6 +487,7 @@ def _install_variable_operators() -> None:
 _install_variable_operators()
 register_tensor_conversion_function(
     Variable, lambda v, dtype=None, name=None, as_ref=False: v._variable if as_ref else v.value())
+register_tensor_conversion_function(PartitionedVariable, _partitioned_to_tensor)
 
 # In a MetaGraphDef the variable collections hold VariableDefs, so an import gets Variables back.
 for _key in (GraphKeys.GLOBAL_VARIABLES, GraphKeys.TRAINABLE_VARIABLES,

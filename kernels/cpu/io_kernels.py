@@ -11,7 +11,7 @@ import numpy as np
 
 from tfjupyter.framework import errors
 from tfjupyter.summary._encoding import tf_type_name
-from tfjupyter.train import tensor_bundle
+from tfjupyter.train import tensor_bundle, tensor_slices
 from tfjupyter.train.saver import parse_shape_and_slice
 
 from . import KERNELS
@@ -40,21 +40,15 @@ def _shape_text(shape) -> str:
     return "[" + ",".join(str(d) for d in shape) + "]"
 
 
-def _full_slice(op, name: str, spec: str, stored_shape) -> None:
-    """Checks a RestoreV2/SaveV2 shape_and_slice: the full tensor, of the stored shape."""
+def _shape_and_slice(op, name: str, spec: str):
+    """A RestoreV2/SaveV2 shape_and_slice as (full shape, extents)."""
     try:
         shape, dims = parse_shape_and_slice(spec)
+        extents = tensor_slices.extents_from_spec_dims(dims)
+        tensor_slices.check_within(extents, shape, f"shape_and_slice {spec!r}")
     except ValueError as e:
         raise errors.InvalidArgumentError(None, op, f"tensor_name = {name}; {e}") from None
-    if stored_shape is not None and list(shape) != list(stored_shape):
-        raise errors.InvalidArgumentError(
-            None, op, f"tensor_name = {name}; shape in shape_and_slice spec {_shape_text(shape)} "
-            f"does not match the shape stored in checkpoint: {_shape_text(stored_shape)}")
-    for (d, s) in zip(shape, dims):
-        if s is not None and (s[0] != 0 or s[1] not in (-1, d)):
-            raise errors.UnimplementedError(
-                None, op, f"tensor_name = {name}: saving or restoring a slice ({spec!r}) of a "
-                "tensor (partitioned variables) is not supported")
+    return shape, extents
 
 
 @KERNELS.register("SaveV2")
@@ -69,11 +63,11 @@ def save_v2(op, ctx):
             raise errors.InvalidArgumentError(
                 None, op, f"Got {len(names)} tensor names and {len(slices)} shape_and_slices "
                 f"for {n} tensors in {op.type} '{op.name}'")
-        for name, spec, value in zip(names, slices, tensors):
-            if spec:
-                _full_slice(op, name, spec, np.shape(value))
+        # A partitioned variable's part is saved as a slice of the full variable.
+        sliced = [_shape_and_slice(op, name, spec) if spec else None
+                  for name, spec in zip(names, slices)]
         try:
-            tensor_bundle.write_bundle(path, list(zip(names, tensors)))
+            tensor_bundle.write_bundle(path, list(zip(names, tensors)), sliced)
         except errors.OpError as e:
             e.op = op
             raise
@@ -103,9 +97,16 @@ def restore_v2(op, ctx):
                     raise errors.InvalidArgumentError(
                         None, op, f"tensor_name = {name}; expected dtype {tf_type_name(dtype)} "
                         f"does not equal original dtype {tf_type_name(stored)}")
-                if spec:
-                    _full_slice(op, name, spec, entry.shape)
-                out.append(reader.read(name))
+                if not spec:
+                    out.append(reader.read(name))
+                    continue
+                shape, extents = _shape_and_slice(op, name, spec)
+                if list(shape) != list(entry.shape):
+                    raise errors.InvalidArgumentError(
+                        None, op, f"tensor_name = {name}; shape in shape_and_slice spec "
+                        f"{_shape_text(shape)} does not match the shape stored in checkpoint: "
+                        f"{_shape_text(entry.shape)}")
+                out.append(reader.read_slice(name, extents))
         except errors.OpError as e:
             e.op = op
             raise

@@ -230,7 +230,7 @@ def _global_step_tensors(graph: Graph) -> set:
 
 
 def _step_probe(graph: Graph, tensors: List[Optional[Tensor]], feed_tensors: tuple,
-                targets: List[Operation], distributed: bool, allow_extra: bool = True):
+                targets: List[Operation], allow_extra: bool = True):
     """The StepProbe of a plan, and any tensor the plan should fetch beyond the caller's (the
     examples override, when the step computes it anyway and ``allow_extra``)."""
     from ..runtime.executor import needed_ops
@@ -275,8 +275,7 @@ def _step_probe(graph: Graph, tensors: List[Optional[Tensor]], feed_tensors: tup
         if t.shape.ndims >= 1:
             probe.mode, probe.static = _StepProbe.STATIC, t.shape.as_list()[0]
             return probe, extra
-    if not distributed:
-        probe.mode = _StepProbe.DEQUEUED   # resolved once the plan exists (plan.dequeued)
+    probe.mode = _StepProbe.DEQUEUED   # resolved once the plan exists (plan.dequeued)
     return probe, extra
 
 
@@ -504,8 +503,7 @@ class BaseSession:
         structure = _FetchStructure(self.graph, fetches)
         tensors = [e if isinstance(e, Tensor) else None for e in structure.elements]
         targets = [e for e in structure.elements if isinstance(e, Operation)]
-        probe, extra = _step_probe(self.graph, tensors, feed_tensors, targets,
-                                   self._cluster is not None)
+        probe, extra = _step_probe(self.graph, tensors, feed_tensors, targets)
         plan_class = Plan
         if self._cluster is not None:
             from ..distributed.master import DistributedPlan as plan_class
@@ -520,8 +518,7 @@ class BaseSession:
         structure, plan, converters, _ = entry
         targets = [e for e in structure.elements if isinstance(e, Operation)]
         feeds = tuple(c.tensor for c in converters)
-        probe, _ = _step_probe(self.graph, list(plan.fetches), feeds, targets,
-                               self._cluster is not None, allow_extra=False)
+        probe, _ = _step_probe(self.graph, list(plan.fetches), feeds, targets, allow_extra=False)
         _resolve_dequeued(probe, plan)
         if self._plans.get(key) is entry:
             self._plans[key] = (structure, plan, converters, probe)

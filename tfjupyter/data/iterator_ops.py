@@ -93,6 +93,11 @@ class Iterator(HasStructure):
         iterator's structure, dtypes and compatible shapes."""
         if not isinstance(dataset, Dataset):
             raise TypeError(f"make_initializer() needs a Dataset, got {dataset!r}")
+        if dataset._variant.graph is not self._handle.graph:
+            raise ValueError(f"The dataset ({dataset._variant.op.name}) belongs to another graph "
+                             f"than the iterator ({self._handle.op.name}): as in TF 1.13+, a "
+                             "dataset stays in the graph it was built in; an Estimator's "
+                             "input_fn must build its dataset itself.")
         mine, theirs = self._structure, dataset._structure
         nest.assert_same_structure(mine.template, theirs.template)
         if mine.types != theirs.types:

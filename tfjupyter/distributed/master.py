@@ -25,7 +25,7 @@ from ..framework.ops import Graph, Operation, Tensor
 from ..runtime import cancellation, waits
 from ..runtime.devices import Device
 from ..runtime.elastic_pool import ElasticThreadPool
-from ..runtime.executor import StepStats, needed_ops
+from ..runtime.executor import BATCH_TYPES, StepStats, needed_ops
 from . import protocol_pb2 as pb
 from . import local_push, shm, wire
 from .auth import TOKEN_METADATA_KEY, TlsConfig, token_for_target
@@ -270,6 +270,11 @@ class DistributedPlan:
         self._control_cuts: Dict[tuple, Operation] = {}
         self._partitions = self._partition()
         self._register()
+        # As executor.Plan's: the batch size of this step's input, when a partition of a task
+        # served by this process dequeued one (the others' executors are out of sight).
+        self.dequeued = [0] if any(
+            p.task.local_worker is not None and any(op.type in BATCH_TYPES for op in p.copies)
+            for p in self._partitions) else None
 
     # -- building ----------------------------------------------------------------------------
     def _partition(self) -> List[_Partition]:
@@ -561,6 +566,8 @@ class DistributedPlan:
                                                     part.targets)
             values, stats_json = worker.run_local(
                 part.local_plan, step, [feed_values[i] for i in part.feed_indices], calls[part])
+            if part.local_plan.dequeued is not None and self.dequeued is not None:
+                self.dequeued[0] = part.local_plan.dequeued[0]
         except errors.OpError as e:
             if e.op is not None:  # the partition's copy: name the client graph's op instead
                 e.op = self.session.graph._ops_by_name.get(e.op.name)

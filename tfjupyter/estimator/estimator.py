@@ -40,6 +40,7 @@ from ..train.basic_session_run_hooks import (CheckpointSaverHook, LoggingTensorH
                                              NanTensorHook, SessionRunHook, StopAtStepHook)
 from ..train.monitored_session import (ChiefSessionCreator, MonitoredSession,
                                        MonitoredTrainingSession, Scaffold)
+from ..train.checkpoint_utils import checkpoint_name as _checkpoint_name
 from ..train.saver import Saver
 from .. import metrics, variables
 from . import evaluation, task_server
@@ -49,7 +50,7 @@ from .model_fn import EstimatorSpec, model_fn_args, verify_model_fn_args
 from .run_config import RunConfig
 from .util import parse_input_fn_result, uses_dataset_or_queue_runner
 
-__all__ = ["Estimator", "WarmStartSettings"]
+__all__ = ["Estimator", "WarmStartSettings", "config_with_model_dir"]
 
 _log = logging.getLogger("tfjupyter")
 
@@ -63,29 +64,34 @@ class WarmStartSettings:
         self.vars_to_warm_start = vars_to_warm_start
 
 
+def config_with_model_dir(config, model_dir) -> RunConfig:
+    """``config`` (a new RunConfig when None) with its model_dir: ``model_dir``, the config's,
+    or a new temporary folder; both given and different is an error (TF's)."""
+    if config is None:
+        config = RunConfig()
+    elif not isinstance(config, RunConfig):
+        raise TypeError(f"config must be an instance of `RunConfig`, but provided {config}.")
+    if model_dir is not None:
+        model_dir = os.fspath(model_dir)
+    if model_dir and config.model_dir and model_dir != config.model_dir:
+        raise ValueError("`model_dir` are set both in constructor and `RunConfig`, but with "
+                         f"different values. In constructor: '{model_dir}', in "
+                         f"`RunConfig`: '{config.model_dir}' ")
+    model_dir = model_dir or config.model_dir
+    if not model_dir:
+        model_dir = tempfile.mkdtemp()
+        _log.warning("Using temporary folder as model directory: %s", model_dir)
+    return config.replace(model_dir=model_dir)
+
+
 class Estimator:
     """Trains, evaluates, predicts with and exports the model a ``model_fn`` builds."""
 
     def __init__(self, model_fn, model_dir=None, config=None, params=None,
                  warm_start_from=None):
-        if config is None:
-            config = RunConfig()
-        elif not isinstance(config, RunConfig):
-            raise TypeError("config must be an instance of `RunConfig`, but provided "
-                            f"{config}.")
-        if model_dir is not None:
-            model_dir = os.fspath(model_dir)
-        if model_dir and config.model_dir and model_dir != config.model_dir:
-            raise ValueError("`model_dir` are set both in constructor and `RunConfig`, but with "
-                             f"different values. In constructor: '{model_dir}', in "
-                             f"`RunConfig`: '{config.model_dir}' ")
-        model_dir = model_dir or config.model_dir
-        if not model_dir:
-            model_dir = tempfile.mkdtemp()
-            _log.warning("Using temporary folder as model directory: %s", model_dir)
-        self._config = config.replace(model_dir=model_dir)
+        self._config = config_with_model_dir(config, model_dir)
         _log.info("Using config: %s", {k.lstrip("_"): v for k, v in vars(self._config).items()})
-        self._model_dir = model_dir
+        self._model_dir = self._config.model_dir
         self._session_config = self._config.session_config or \
             ConfigProto(allow_soft_placement=True)
         self._device_fn = self._config.device_fn or task_server.replica_device_setter(self._config)
@@ -215,7 +221,7 @@ class Estimator:
         names = {name for name, _ in checkpoint_management.list_variables(source)}
         pattern = re.compile(settings.vars_to_warm_start)
         chosen = [v for v in variables.trainable_variables()
-                  if pattern.match(v.op.name) and v.op.name in names]
+                  if pattern.match(_checkpoint_name(v)) and _checkpoint_name(v) in names]
         _log.info("Warm-starting from: %s (%d variables)", source, len(chosen))
         if not chosen:
             return scaffold

@@ -24,6 +24,7 @@ from ..ops.array_scatter_ops import scatter_nd
 from ..ops.embedding_ops import safe_embedding_lookup_sparse
 from ..ops.parsing_ops import FixedLenFeature
 from ..ops.sparse_ops import sparse_tensor_to_dense
+from ..train.checkpoint_utils import init_from_checkpoint
 from ..variable_scopes import get_variable
 from .base import CategoricalColumn, DenseColumn
 
@@ -119,6 +120,9 @@ class EmbeddingColumn(DenseColumn, collections.namedtuple(
                                dtype=dtypes.float32, initializer=self.initializer,
                                trainable=self.trainable and trainable is not False,
                                collections=weight_collections)
+        if self.ckpt_to_load_from is not None:
+            # The table (each of its parts, if partitioned) starts from the checkpoint's.
+            init_from_checkpoint(self.ckpt_to_load_from, {self.tensor_name_in_ckpt: weights})
         return safe_embedding_lookup_sparse(weights, sparse.id_tensor, sparse.weight_tensor,
                                             combiner=self.combiner, name=f"{self.name}_weights",
                                             max_norm=self.max_norm)
@@ -222,15 +226,13 @@ def embedding_column(categorical_column, dimension, combiner="mean", initializer
                      trainable=True):
     """A dense ``dimension``-vector per example: the ``combiner`` ("mean", "sqrtn", "sum") of
     the rows of a trainable [num_buckets, dimension] table at the example's ids. The table
-    starts truncated-normal with stddev 1/sqrt(dimension) unless ``initializer`` is given."""
+    starts truncated-normal with stddev 1/sqrt(dimension) unless ``initializer`` is given, or
+    from the tensor ``tensor_name_in_ckpt`` of checkpoint ``ckpt_to_load_from``."""
     if dimension is None or dimension < 1:
         raise ValueError(f"Invalid dimension {dimension}.")
     if (ckpt_to_load_from is None) != (tensor_name_in_ckpt is None):
         raise ValueError("Must specify both `ckpt_to_load_from` and `tensor_name_in_ckpt` or "
                          "none of them.")
-    if ckpt_to_load_from is not None:
-        raise NotImplementedError("embedding_column(ckpt_to_load_from=...): warm-starting from a "
-                                  "checkpoint (tf.train.init_from_checkpoint) is not implemented")
     if initializer is not None and not callable(initializer):
         raise ValueError(f"initializer must be callable if specified. Embedding of column_name: "
                          f"{categorical_column.name}")

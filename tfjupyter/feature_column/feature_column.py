@@ -19,6 +19,7 @@ from ..ops.sparse_ops import sparse_reshape
 from ..init_ops import zeros_initializer
 from ..nn import bias_add
 from ..variable_scopes import get_variable, get_variable_scope, variable_scope
+from ..variables import PartitionedVariable
 from .base import CategoricalColumn, DenseColumn, FeatureColumn, LazyBuilder, \
     normalize_feature_columns
 
@@ -144,7 +145,8 @@ def linear_model(features, feature_columns, units=1, sparse_combiner="sum",
         bias = get_variable("bias_weights", shape=[units], initializer=zeros_initializer(),
                             trainable=trainable, collections=collections)
         if cols_to_vars is not None:
-            cols_to_vars["bias"] = [bias]
+            cols_to_vars["bias"] = list(bias) if isinstance(bias, PartitionedVariable) \
+                else [bias]
         no_bias = math_ops.add_n(sums, name="weighted_sum_no_bias")
         return bias_add(no_bias, bias, name="weighted_sum")
 

@@ -1,17 +1,22 @@
-"""``tf.keras.utils``: ``to_categorical`` and ``Progbar``, the progress bar of ``fit``'s logs,
-in TF 1.15 Keras's format::
+"""``tf.keras.utils``: ``to_categorical``, ``get_file`` (Keras's download cache, read only:
+tfjupyter never downloads) and ``Progbar``, the progress bar of ``fit``'s logs, in TF 1.15
+Keras's format::
 
     8/8 [==============================] - 0s 120us/sample - loss: 0.6940 - acc: 0.5000
 """
 from __future__ import annotations
 
+import hashlib
+import os
 import sys
+import tarfile
 import time
+import zipfile
 from typing import Dict, List, Optional
 
 import numpy as np
 
-__all__ = ["to_categorical", "Progbar"]
+__all__ = ["to_categorical", "get_file", "Progbar"]
 
 
 def to_categorical(y, num_classes: Optional[int] = None, dtype: str = "float32") -> np.ndarray:
@@ -29,6 +34,66 @@ def to_categorical(y, num_classes: Optional[int] = None, dtype: str = "float32")
     categorical = np.zeros((y.shape[0], num_classes), dtype=dtype)
     categorical[np.arange(y.shape[0]), y] = 1
     return np.reshape(categorical, input_shape + (num_classes,))
+
+
+def get_file(fname: str, origin: str, untar: bool = False, md5_hash: Optional[str] = None,
+             file_hash: Optional[str] = None, cache_subdir: str = "datasets",
+             hash_algorithm: str = "auto", extract: bool = False, archive_format="auto",
+             cache_dir: Optional[str] = None) -> str:
+    """The path of ``fname`` in Keras's cache, as TF 1.15's ``get_file`` returns it
+    (``cache_dir`` or ``$KERAS_HOME`` or ``~/.keras``, then ``cache_subdir``; an absolute
+    ``fname`` is itself), checked against ``file_hash``/``md5_hash`` and extracted on
+    ``untar``/``extract`` as Keras does. The file must already be there: where Keras would
+    download ``origin``, this raises FileNotFoundError naming both."""
+    if cache_dir is None:
+        cache_dir = os.environ.get("KERAS_HOME") or os.path.join(os.path.expanduser("~"), ".keras")
+    datadir = os.path.join(os.path.expanduser(cache_dir), cache_subdir)
+    untar_path = os.path.join(datadir, fname)
+    path = untar_path + ".tar.gz" if untar else untar_path
+    if untar and os.path.exists(untar_path) and not os.path.exists(path):
+        return untar_path                      # extracted earlier; the archive may be gone
+    if not os.path.exists(path):
+        raise FileNotFoundError(
+            f"get_file: {path} does not exist, and tfjupyter never downloads. Copy {origin} "
+            f"there (or set KERAS_HOME / cache_dir to a folder that has {cache_subdir}/"
+            f"{os.path.basename(path)}).")
+    if md5_hash is not None and file_hash is None:
+        file_hash, hash_algorithm = md5_hash, "md5"
+    if file_hash is not None:
+        algorithm = hash_algorithm if hash_algorithm != "auto" else (
+            "sha256" if len(file_hash) == 64 else "md5")
+        digest = hashlib.new(algorithm)
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                digest.update(chunk)
+        if digest.hexdigest() != str(file_hash):
+            raise ValueError(f"get_file: {path}'s {algorithm} hash is {digest.hexdigest()}, not "
+                             f"{file_hash}: the file is incomplete or outdated, and tfjupyter "
+                             f"never downloads; copy {origin} there again.")
+    if untar:
+        if not os.path.exists(untar_path):
+            _extract_archive(path, datadir, "tar")
+        return untar_path
+    if extract:
+        _extract_archive(path, datadir, archive_format)
+    return path
+
+
+def _extract_archive(path: str, into: str, archive_format="auto") -> bool:
+    """Keras's ``_extract_archive``: the first of the formats ('tar', 'zip') that opens the file
+    is extracted into ``into``; False when none does."""
+    formats = ["tar", "zip"] if archive_format == "auto" else (
+        [archive_format] if isinstance(archive_format, str) else list(archive_format or ()))
+    for kind in formats:
+        if kind == "tar" and tarfile.is_tarfile(path):
+            with tarfile.open(path) as archive:
+                archive.extractall(into, filter="data")   # no paths outside ``into``
+            return True
+        if kind == "zip" and zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                archive.extractall(into)
+            return True
+    return False
 
 
 def _format_value(value: float) -> str:

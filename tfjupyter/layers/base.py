@@ -26,7 +26,7 @@ from ..framework.ops import (GraphKeys, Tensor, convert_to_tensor, get_collectio
 from ..framework.tensor_shape import TensorShape
 from ..ops import _shapes, array_ops, math_ops
 from ..variable_scopes import VariableScope, get_variable, variable_scope
-from ..variables import Variable
+from ..variables import PartitionedVariable, Variable
 
 __all__ = ["Layer"]
 
@@ -197,14 +197,21 @@ class Layer:
                                                              dtypes.float32),
                     initializer=initializer, trainable=trainable, constraint=constraint,
                     partitioner=partitioner, use_resource=use_resource)
-                if regularizer and id(variable) not in existing:
+                # A partitioned variable (a scope's partitioner): its parts are the weights,
+                # each regularized on its own, as in TensorFlow.
+                parts = list(variable) if isinstance(variable, PartitionedVariable) \
+                    else [variable]
+                if regularizer and id(parts[0]) not in existing:
                     with name_scope(name + "/Regularizer"):
-                        self.add_loss(regularizer(variable))
+                        for part in parts:
+                            self.add_loss(regularizer(part))
         # A custom getter may have made a variable not trainable: trust the collection.
-        if trainable and variable in graph.get_collection(GraphKeys.TRAINABLE_VARIABLES):
-            self._trainable_weights.append(variable)
-        else:
-            self._non_trainable_weights.append(variable)
+        trainable_collection = graph.get_collection(GraphKeys.TRAINABLE_VARIABLES)
+        for part in parts:
+            if trainable and part in trainable_collection:
+                self._trainable_weights.append(part)
+            else:
+                self._non_trainable_weights.append(part)
         return variable
 
     add_variable = add_weight

@@ -7,6 +7,7 @@ from typing import List, Optional, Sequence
 import numpy as np
 
 from ..framework import dtypes
+from ..framework.indexed_slices import IndexedSlices
 from ..framework.ops import Tensor, convert_to_tensor, name_scope
 from ..framework.ops import op as _new_op
 from ..framework.registry import register_gradient, register_op
@@ -109,9 +110,29 @@ def _concat_grad(op, grad):
         along = [v.shape.as_list()[axis] if v.shape.ndims is not None else None for v in values]
         if all(d is not None for d in along):
             sizes = along
+    if isinstance(grad, IndexedSlices):
+        if sizes is not None and axis == 0:
+            return _indexed_slices_by_input(grad, values, sizes) + [None]
+        grad = convert_to_tensor(grad)
     if sizes is None:
         sizes = stack([shape(v)[axis_t] for v in values])
     return list(split(grad, sizes, axis_t, num=len(values))) + [None]
+
+
+def _indexed_slices_by_input(grad: IndexedSlices, values, sizes) -> list:
+    """A sparse gradient of rows concatenated along axis 0 (a partitioned variable's parts
+    gathered by an embedding lookup), cut into each input's rows: sparse too, as TF's."""
+    from .array_index_ops import gather, where
+    from .math_ops import greater_equal, less, logical_and
+    out, start = [], 0
+    for value, size in zip(values, sizes):
+        end = start + size
+        rows = _core.squeeze(where(logical_and(greater_equal(grad.indices, start),
+                                               less(grad.indices, end))), axis=[1])
+        out.append(IndexedSlices(gather(grad.values, rows),
+                                 gather(grad.indices, rows) - start, shape(value)))
+        start = end
+    return out
 
 
 def concat(values, axis=None, name: str = "concat", concat_dim=None) -> Tensor:

@@ -12,7 +12,8 @@ from typing import List, Optional, Sequence
 import numpy as np
 
 from ..framework import dtypes
-from ..framework.ops import Tensor, convert_to_tensor, name_scope, numpy_to_tensor_value
+from ..framework.ops import (Tensor, convert_to_tensor, name_scope, numpy_to_tensor_value,
+                             register_tensor_conversion_function)
 from ..framework.ops import op as _new_op
 from ..framework.registry import NotDifferentiable, register_gradient, register_op
 from ..framework.tensor_shape import Dimension, TensorShape, as_shape, broadcast_shapes, list_str
@@ -116,6 +117,8 @@ def _to_int_tensor(value, name: str, what: str = "shape") -> Tensor:
         if not value.is_fully_defined():
             raise ValueError(f"Cannot convert a partially known TensorShape {value} to a Tensor.")
         value = value.as_list()
+    if isinstance(value, Dimension):
+        value = _plain_dim(value)
     if isinstance(value, (list, tuple)):
         items = [_plain_dim(v) for v in value]
         tensors = [convert_to_tensor(v) for v in items if _is_tensorlike(v)]
@@ -196,6 +199,38 @@ def constant(value, dtype=None, shape=None, name: str = "Const", verify_shape: b
         value = value.copy()  # the caller may change their array later
     value.setflags(write=False)  # kernels hand this buffer out; nothing may write into it
     return _new_op("Const", [], {"value": value, "dtype": tf_dtype}, name=name).outputs[0]
+
+
+# TF 1.x converts a static shape, or one of its dimensions, to an int tensor wherever a tensor
+# is expected (tf.one_hot(labels, depth=x.shape[0])): int32 unless a dimension needs int64.
+def _shape_index_dtype(dims, dtype, given) -> dtypes.DType:
+    big = next((d for d in dims if d >= 2 ** 31), None)
+    if dtype is None:
+        return dtypes.int64 if big else dtypes.int32
+    if dtype not in _INDEX_TYPES:
+        raise TypeError(f"Cannot convert a TensorShape to dtype: {dtype.name} ({given})")
+    if dtype is dtypes.int32 and big:
+        raise ValueError(f"Cannot convert a TensorShape to dtype int32; a dimension is too "
+                         f"large ({big})")
+    return dtype
+
+
+def _tensor_shape_to_tensor(s: TensorShape, dtype=None, name=None, as_ref=False) -> Tensor:
+    if not s.is_fully_defined():
+        raise ValueError(f"Cannot convert a partially known TensorShape to a Tensor: {s}")
+    dims = s.as_list()
+    return constant(dims, dtype=_shape_index_dtype(dims, dtype, s), name=name or "shape_as_tensor")
+
+
+def _dimension_to_tensor(d: Dimension, dtype=None, name=None, as_ref=False) -> Tensor:
+    if d.value is None:
+        raise ValueError(f"Cannot convert an unknown Dimension to a Tensor: {d}")
+    return constant(d.value, dtype=_shape_index_dtype([d.value], dtype, d),
+                    name=name or "shape_as_tensor")
+
+
+register_tensor_conversion_function(TensorShape, _tensor_shape_to_tensor)
+register_tensor_conversion_function(Dimension, _dimension_to_tensor)
 
 
 def _fit_to_shape(value: np.ndarray, shape, name: str, verify_shape: bool) -> np.ndarray:

@@ -22,7 +22,7 @@ from ..framework.registry import NotDifferentiable, register_op
 from ..framework.tensor_shape import TensorShape
 from . import _control_flow_util as util
 
-__all__ = []
+__all__ = ["element_is_batch"]
 
 SOURCE_DATASETS = ("TensorSliceDataset", "TensorDataset", "RangeDataset", "TFRecordDataset",
                    "TextLineDataset", "FixedLengthRecordDataset", "GeneratorDataset")
@@ -66,6 +66,34 @@ def _make_iterator_shape(op):
         raise TypeError(f"MakeIterator '{op.name}': input 0 must be a dataset, got "
                         f"{dataset.dtype.name}")
     return []
+
+
+def element_is_batch(get_next) -> bool:
+    """Whether an ``IteratorGetNext`` op's element is a batch (its first component's leading
+    dimension counts the examples) or one example. A batch when the dataset its iterator starts
+    on was batched (``batch``/``padded_batch`` anywhere along its inputs); when the graph does
+    not show that dataset (a handle fed at run time, a partition without the initializer), when
+    the first component's static leading dimension is unknown, as ``batch()`` leaves it."""
+    iterator = get_next.inputs[0].op
+    if iterator.type == "OneShotIterator":
+        pending = [iterator.inputs[0].op]
+    else:
+        pending = [c.inputs[0].op for c in iterator.outputs[0].consumers()
+                   if c.type == "MakeIterator"]
+    if not pending:
+        shapes = get_next.get_attr("output_shapes")
+        return bool(shapes) and shapes[0].ndims is not None and shapes[0].ndims >= 1 \
+            and shapes[0].as_list()[0] is None
+    seen = set()
+    while pending:
+        op = pending.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        if op.type in ("BatchDataset", "PaddedBatchDataset"):
+            return True
+        pending.extend(t.op for t in op.inputs if t.dtype is dtypes.variant)
+    return False
 
 
 @register_op("IteratorGetNext", stateful=True)

@@ -13,6 +13,7 @@ from typing import Optional
 from ..framework import dtypes
 from ..framework.ops import Tensor, convert_to_tensor, name_scope
 from ..framework.sparse_tensor import SparseTensor
+from ..variables import PartitionedVariable
 from . import array_ops, math_ops, reduction_ops
 from .array_index_ops import gather, unique, where
 from .array_scatter_ops import unsorted_segment_sum
@@ -32,7 +33,8 @@ def _check_combiner(combiner) -> None:
 
 
 def _params_list(params):
-    shards = list(params) if isinstance(params, (list, tuple)) else [params]
+    shards = list(params) if isinstance(params, (list, tuple, PartitionedVariable)) \
+        else [params]
     if not shards:
         raise ValueError("Missing embedding_weights.")
     return shards

@@ -34,8 +34,12 @@ What a StepRecord counts (decided once per cached plan, when Session.run compile
   (b) else the leading dimension of the first fed value (feeds in graph order) whose
       placeholder's static leading dimension is unknown (``[None, 64]``), or, failing that,
       of the first fed value of rank >= 1;
-  (c) else, for local (not distributed) sessions, the leading dimension of the first output
-      of the first QueueDequeueManyV2 / QueueDequeueUpToV2 op the step ran;
+  (c) else the leading dimension of the first output of the first QueueDequeueManyV2 /
+      QueueDequeueUpToV2 / IteratorGetNext op the step ran in this process (a distributed
+      session's partitions on tasks this process serves included, as a notebook cluster's
+      worker's); an IteratorGetNext whose element is not a batch (``ops.data_ops.
+      element_is_batch``: its dataset was never batched) took one example, as TensorFlow's
+      ``get_next()`` of an unbatched dataset yields one;
   (d) else 0, which means unknown.
 
 * ``global_step`` — the value of the graph's global step (``tf.train.get_global_step()``, the

@@ -39,8 +39,9 @@ _PERSISTENT_OUTPUT_TYPES = frozenset({"Const", "VariableV2"})
 # Ops that forward their input unchanged within a device: the plan aliases instead of calling.
 _FORWARDING_TYPES = frozenset({"Identity", "StopGradient", "Snapshot"})
 _ORDERING_ONLY_TYPES = frozenset({"NoOp"})
-# Ops whose first output's leading dimension is the step's batch (StepRecord.examples, rule c).
-_BATCH_TYPES = frozenset({"QueueDequeueManyV2", "QueueDequeueUpToV2"})
+# Ops whose first output's leading dimension is the step's batch (StepRecord.examples, rule c);
+# an IteratorGetNext whose element is not a batch counts one example.
+BATCH_TYPES = frozenset({"QueueDequeueManyV2", "QueueDequeueUpToV2", "IteratorGetNext"})
 # Ops whose CPU kernels return a numpy view of one input (value: that input's index). A view of
 # a persistent buffer is persistent too, so fetching it copies.
 _VIEW_TYPES = {"Reshape": 0, "ExpandDims": 0, "Squeeze": 0, "Transpose": 0, "Slice": 0,
@@ -136,7 +137,7 @@ class Plan:
         self.ops = needed_ops(self.fetches, self.feeds, self.targets)
         self.placement = session._place(self.ops)
         # The leading dim of the first dequeued batch of the last step (None: no dequeue op).
-        self.dequeued = [0] if any(op.type in _BATCH_TYPES for op in self.ops) else None
+        self.dequeued = [0] if any(op.type in BATCH_TYPES for op in self.ops) else None
         from ..kernels.cpu._threads import SPLIT_OP_TYPES, single_threaded_blas
         splits = any(op.type in SPLIT_OP_TYPES for op in self.ops)
         self._threads = single_threaded_blas if splits else contextlib.nullcontext()
@@ -235,8 +236,12 @@ class Plan:
                     emit(f"{outs[0]} = {call}", op)
                 else:
                     emit(f"{', '.join(outs)}, = {call}", op)
-                if not batch_noted and op.type in _BATCH_TYPES and outs and home is None:
-                    emit(f"_dequeued[0] = {outs[0]}.shape[0] if {outs[0]}.ndim else 0")
+                if not batch_noted and op.type in BATCH_TYPES and outs and home is None:
+                    from ..ops.data_ops import element_is_batch
+                    if op.type == "IteratorGetNext" and not element_is_batch(op):
+                        emit("_dequeued[0] = 1")
+                    else:
+                        emit(f"_dequeued[0] = {outs[0]}.shape[0] if {outs[0]}.ndim else 0")
                     batch_noted = True
                 if traced:
                     namespace[f"op{index}"] = op

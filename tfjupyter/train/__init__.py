@@ -8,6 +8,7 @@ from .optimizers import *  # noqa: F401,F403
 from .ftrl import *  # noqa: F401,F403
 from .queue_runner import *  # noqa: F401,F403
 from .saver import *  # noqa: F401,F403
+from .checkpoint_utils import *  # noqa: F401,F403  (init_from_checkpoint)
 from .basic_session_run_hooks import *  # noqa: F401,F403
 from .session_manager import *  # noqa: F401,F403
 from .monitored_session import *  # noqa: F401,F403

@@ -279,28 +279,30 @@ class CheckpointReader:
         self._reader = tensor_bundle.BundleReader(filepattern)
 
     def has_tensor(self, name: str) -> bool:
-        return name in self._reader
+        return name in self._reader and not name.startswith("\x00")
 
     def get_tensor(self, name: str) -> np.ndarray:
         value = self._reader.read(name)
         return value.copy() if not value.flags.writeable else value
 
     def get_variable_to_shape_map(self) -> Dict[str, List[int]]:
-        return {k: list(e.shape) for k, e in self._reader.entries.items()}
+        return {k: list(self._reader.entries[k].shape) for k in self._reader.tensor_names()}
 
     def get_variable_to_dtype_map(self) -> Dict[str, dtypes.DType]:
-        return {k: self._reader.dtype(k) for k in self._reader.entries}
+        return {k: self._reader.dtype(k) for k in self._reader.tensor_names()}
 
     def debug_string(self) -> bytes:
-        return "".join(f"{k} ({e.dtype_name}) {list(e.shape)}\n"
-                       for k, e in sorted(self._reader.entries.items())).encode()
+        entries = self._reader.entries
+        return "".join(f"{k} ({entries[k].dtype_name}) {list(entries[k].shape)}\n"
+                       for k in sorted(self._reader.tensor_names())).encode()
 
 
 def NewCheckpointReader(filepattern: str) -> CheckpointReader:  # noqa: N802 - TensorFlow's name
     return CheckpointReader(str(filepattern))
 
 
-def _checkpoint_filename(ckpt_dir_or_file: str) -> str:
+def checkpoint_filename(ckpt_dir_or_file: str) -> str:
+    """The checkpoint prefix itself, or the latest checkpoint of a directory."""
     if os.path.isdir(ckpt_dir_or_file):
         path = latest_checkpoint(ckpt_dir_or_file)
         if path is None:
@@ -312,7 +314,7 @@ def _checkpoint_filename(ckpt_dir_or_file: str) -> str:
 
 def load_checkpoint(ckpt_dir_or_file: str) -> CheckpointReader:
     """A reader for a checkpoint prefix, or for the latest checkpoint of a directory."""
-    return NewCheckpointReader(_checkpoint_filename(ckpt_dir_or_file))
+    return NewCheckpointReader(checkpoint_filename(ckpt_dir_or_file))
 
 
 def load_variable(ckpt_dir_or_file: str, name: str) -> np.ndarray:

@@ -28,6 +28,7 @@ from ..client.config import RunMetadata, RunOptions
 from ..framework import errors
 from ..framework.ops import GraphKeys, Operation, get_default_graph
 from ..ops import control_flow_ops
+from ..ops.lookup_ops import tables_initializer
 from .. import variables
 from . import basic_session_run_hooks as hooks_lib
 from .basic_session_run_hooks import SessionRunArgs, SessionRunContext, SessionRunValues
@@ -139,8 +140,10 @@ class Scaffold:
 
     @staticmethod
     def default_local_init_op() -> Operation:
-        """Initializes the local variables (a no-op when there are none)."""
-        return control_flow_ops.group(variables.local_variables_initializer())
+        """TF's default: initializes the local variables and the lookup tables (a table made
+        in an Estimator's input_fn or model_fn is ready at the first step)."""
+        return control_flow_ops.group(variables.local_variables_initializer(),
+                                      tables_initializer())
 
 
 def _get_saver_or_default():

@@ -11,6 +11,9 @@ A Saver adds to the graph (under a ``save`` name scope)::
 
 With ``sharded=True`` each device holding variables (each ps task, in a cluster) gets its own
 SaveV2/RestoreV2 placed beside its variables, and ``MergeV2Checkpoints`` joins the shards.
+The parts of a partitioned variable ``w`` (``w/part_<i>``, each with its SaveSliceInfo) are
+saved as slices of one tensor ``w``, as TensorFlow saves them (see ``tensor_slices``), and
+restored from any checkpoint that holds ``w``, whole or cut otherwise.
 The files are TensorFlow's V2 format (see ``tensor_bundle``), written atomically, also over
 an existing checkpoint of the same prefix: a save killed at any instant leaves the old
 checkpoint or the new one. The meta graph and the "checkpoint" state file are replaced
@@ -145,10 +148,13 @@ def save_v2(prefix: Tensor, tensor_names: Sequence[str], shape_and_slices: Seque
                                {"dtypes": [t.dtype for t in tensors]}, name=scope)
 
 
-def restore_v2(prefix: Tensor, tensor_names: Sequence[str], shape_and_slices: Sequence[str],
+def restore_v2(prefix, tensor_names: Sequence[str], shape_and_slices: Sequence[str],
                dtypes_: Sequence[dtypes.DType], name: Optional[str] = None) -> List[Tensor]:
-    graph = prefix.graph
+    """RestoreV2 of the checkpoint ``prefix`` (a string Tensor, or a str made a Const)."""
+    graph = prefix.graph if isinstance(prefix, Tensor) else get_default_graph()
     with graph.as_default(), graph.name_scope(name or "RestoreV2") as scope:
+        if not isinstance(prefix, Tensor):
+            prefix = _string_const(prefix, "prefix")
         names_t = _string_const(list(tensor_names), "tensor_names")
         slices_t = _string_const(list(shape_and_slices), "shape_and_slices")
         return graph.create_op("RestoreV2", [prefix, names_t, slices_t],
@@ -210,13 +216,22 @@ def _variable_ref(value) -> Tensor:
 
 
 def op_list_to_dict(op_list) -> Dict[str, object]:
-    """A list of variables (and saveables) as {checkpoint name: variable}, names from ops."""
+    """A list of variables (and saveables) as {checkpoint name: variable}, names from ops; the
+    parts of a partitioned variable become {full name: [parts]}."""
     if not isinstance(op_list, (list, tuple, set)):
         raise TypeError(f"Variables to save should be passed in a dict or a list: {op_list}")
     out: Dict[str, object] = {}
     for var in sorted(op_list, key=lambda x: x.name):
         if isinstance(var, SaveableObject):
             name, value = var.name, var
+        elif isinstance(var, variables.PartitionedVariable):
+            name, value = var.name, var
+        elif isinstance(var, variables.Variable) and var._get_save_slice_info() is not None:
+            name = var._get_save_slice_info().full_name
+            if name in out and not isinstance(out[name], list):
+                raise ValueError(f"Mixing slices and non-slices with the same name: {name}")
+            out.setdefault(name, []).append(var)
+            continue
         else:
             value = _variable_ref(var)
             name = value.op.name
@@ -235,6 +250,9 @@ def validate_and_slice_inputs(names_to_saveables) -> List[SaveableObject]:
         if not isinstance(name, str):
             raise TypeError("names_to_saveables must be a dict mapping string names to "
                             f"trackable operations. Name is not a string: {name}")
+        if isinstance(value, (list, tuple, variables.PartitionedVariable)):
+            saveables.extend(_slice_saveables(name, value, seen))
+            continue
         if isinstance(value, SaveableObject):
             saveable = value
         else:
@@ -249,6 +267,23 @@ def validate_and_slice_inputs(names_to_saveables) -> List[SaveableObject]:
             raise ValueError(f"The same saveable will be restored with two names: {name}")
         seen.add(key)
         saveables.append(saveable)
+    return saveables
+
+
+def _slice_saveables(name: str, parts, seen: set) -> List[SaveableObject]:
+    """One saveable per part of a partitioned variable: its slice of the tensor ``name``."""
+    saveables = []
+    for part in parts:
+        if not isinstance(part, variables.Variable):
+            raise ValueError(f"Slices must all be Variables: {part}")
+        info = part._get_save_slice_info()
+        if info is None:
+            raise ValueError(f"Slices must all be slices: {part}")
+        ref = _variable_ref(part)
+        if id(ref.op) in seen:
+            raise ValueError(f"The same saveable will be restored with two names: {name}")
+        seen.add(id(ref.op))
+        saveables.append(ReferenceVariableSaveable(ref, info.spec, name))
     return saveables
 
 

@@ -6,7 +6,9 @@ A checkpoint ``<prefix>`` is ``<prefix>.index`` plus ``<prefix>.data-SSSSS-of-NN
   a masked CRC of the lengths, then the bytes);
 - the index is a LevelDB table (TensorFlow's ``table::TableBuilder``, no compression) mapping
   ``""`` to a ``BundleHeaderProto`` and each tensor name to a ``BundleEntryProto`` (dtype, shape,
-  shard, offset, size, masked CRC-32C of the bytes).
+  shard, offset, size, masked CRC-32C of the bytes); a tensor saved in slices (the parts of a
+  partitioned variable) has an entry listing its slices and one entry per slice, under keys
+  ``tensor_slices.slice_key`` makes.
 
 Writes are atomic, also over an existing checkpoint of the same prefix (``saver.save(sess,
 path)`` without ``global_step``). Replacing two files takes two renames, and a crash between
@@ -54,6 +56,7 @@ from ..framework import dtypes, errors
 from ..summary._encoding import (ENUM_DATATYPE, ENUM_NAMES, crc32c, crc32c_extend, datatype_enum,
                                  field_bytes, field_fixed32, field_varint, mask_crc,
                                  parse_fields, read_varint, unmask_crc, varint)
+from . import tensor_slices
 
 __all__: List[str] = []
 
@@ -76,24 +79,30 @@ def data_filename(prefix: str, shard: int, num_shards: int) -> str:
 class BundleEntry:
     """A BundleEntryProto: where a tensor's bytes are and what they are."""
 
-    __slots__ = ("dtype_enum", "shape", "shard_id", "offset", "size", "crc32c", "has_slices")
+    __slots__ = ("dtype_enum", "shape", "shard_id", "offset", "size", "crc32c", "slices")
 
     def __init__(self, dtype_enum: int, shape: Tuple[int, ...], shard_id: int, offset: int,
-                 size: int, crc: int, has_slices: bool = False):
+                 size: int, crc: int, slices: Tuple[tensor_slices.Extents, ...] = ()):
         self.dtype_enum = dtype_enum
         self.shape = shape
         self.shard_id = shard_id
         self.offset = offset
         self.size = size
         self.crc32c = crc       # masked, as stored
-        self.has_slices = has_slices
+        self.slices = slices    # a sliced tensor's stored slices (its entry has no bytes)
+
+    @property
+    def has_slices(self) -> bool:
+        return bool(self.slices)
 
     def encode(self) -> bytes:
         dims = b"".join(field_bytes(2, field_varint(1, d)) for d in self.shape)
         return (field_varint(1, self.dtype_enum) + field_bytes(2, dims)
                 + field_varint(3, self.shard_id) + field_varint(4, self.offset)
                 + field_varint(5, self.size)
-                + (field_fixed32(6, self.crc32c) if self.crc32c else b""))
+                + (field_fixed32(6, self.crc32c) if self.crc32c else b"")
+                + b"".join(field_bytes(7, tensor_slices.encode_slice_proto(extents))
+                           for extents in self.slices))
 
     @classmethod
     def decode(cls, payload: bytes) -> "BundleEntry":
@@ -105,7 +114,8 @@ class BundleEntry:
                 raise ValueError("tensor of unknown rank")
             shape = tuple(parse_fields(d).get(1, [0])[-1] for d in shape_fields.get(2, []))
         return cls(f.get(1, [0])[-1], shape, f.get(3, [0])[-1], f.get(4, [0])[-1],
-                   f.get(5, [0])[-1], f.get(6, [0])[-1], bool(f.get(7)))
+                   f.get(5, [0])[-1], f.get(6, [0])[-1],
+                   tuple(tensor_slices.decode_slice_proto(p) for p in f.get(7, [])))
 
     @property
     def dtype_name(self) -> str:
@@ -580,6 +590,36 @@ class BundleWriter:
                               f"{self._data_path}") from None
         self._size += len(payload)
 
+    def add_slice(self, key: str, full_shape: Sequence[int], extents: tensor_slices.Extents,
+                  value) -> None:
+        """Adds one slice of tensor ``key`` (of shape ``full_shape``), as TensorFlow's
+        BundleWriter::AddSlice: the full tensor's entry lists the slices, each slice's bytes
+        are stored under its own key. A slice covering the whole tensor is stored plainly."""
+        full_shape = tuple(int(d) for d in full_shape)
+        value = np.asarray(value)
+        try:
+            tensor_slices.check_within(extents, full_shape, f"Tensor {key}")
+        except ValueError as e:
+            raise errors.InvalidArgumentError(None, None, str(e)) from None
+        expected = tensor_slices.slice_shape(extents, full_shape)
+        if tuple(value.shape) != expected:
+            raise errors.InvalidArgumentError(
+                None, None, f"Slice {tensor_slices.format_extents(extents)} of tensor {key} has "
+                f"shape {list(expected)}, but the value saved for it has shape {list(value.shape)}")
+        if tensor_slices.is_full(extents, full_shape):
+            self.add(key, value)
+            return
+        dtype_enum = datatype_enum(dtypes.as_dtype(value.dtype))
+        entry = self._entries.get(key)
+        if entry is None:
+            entry = self._entries[key] = BundleEntry(dtype_enum, full_shape, 0, 0, 0, 0)
+        elif not entry.slices or entry.shape != full_shape or entry.dtype_enum != dtype_enum:
+            raise errors.InvalidArgumentError(
+                None, None, f"Tensor {key} is saved twice: as slices of shape "
+                f"{list(full_shape)}, and as another tensor of shape {list(entry.shape)}")
+        entry.slices += (extents,)
+        self.add(_key_str(tensor_slices.slice_key(key, extents)), value)
+
     def finish(self) -> None:
         """Flushes both files and commits them under their final names (see the module's
         docstring): readers see the old checkpoint or the new one, never a mix."""
@@ -591,8 +631,7 @@ class BundleWriter:
                 os.fsync(self._file.fileno())
                 self._file.close()
                 items = [(b"", _encode_header(1))]
-                items += [(k.encode(), e.encode())
-                          for k, e in sorted(self._entries.items(), key=lambda kv: kv[0].encode())]
+                items += _sorted_items(self._entries)
                 _write_synced(index_tmp, build_table(items))
             except BaseException:
                 _remove_quietly(index_tmp)
@@ -615,11 +654,30 @@ class BundleWriter:
         _release_temp_name(self._data_path)
 
 
-def write_bundle(prefix: str, tensors: Sequence[Tuple[str, np.ndarray]]) -> None:
+def _key_str(key: bytes) -> str:
+    """Keys are kept as str; a slice's key (binary) round-trips through surrogate escapes."""
+    return key.decode("utf-8", "surrogateescape")
+
+
+def _sorted_items(entries: Dict[str, BundleEntry]) -> List[Tuple[bytes, bytes]]:
+    """The index table's (key, entry) items, in the table's bytewise key order."""
+    keyed = [(k.encode("utf-8", "surrogateescape"), e) for k, e in entries.items()]
+    return [(k, e.encode()) for k, e in sorted(keyed, key=lambda kv: kv[0])]
+
+
+def write_bundle(prefix: str, tensors: Sequence[Tuple[str, np.ndarray]],
+                 slices: Optional[Sequence[Optional[Tuple[Sequence[int],
+                                                          tensor_slices.Extents]]]] = None
+                 ) -> None:
+    """Writes ``tensors`` ((key, value) pairs) as one bundle; ``slices``, if given, has for each
+    tensor None (the whole tensor) or (full shape, extents): the value is that slice."""
     writer = BundleWriter(prefix)
     try:
-        for name, value in tensors:
-            writer.add(name, value)
+        for i, (name, value) in enumerate(tensors):
+            if slices is not None and slices[i] is not None:
+                writer.add_slice(name, slices[i][0], slices[i][1], value)
+            else:
+                writer.add(name, value)
     except BaseException:
         writer.abort()
         raise
@@ -670,6 +728,10 @@ class BundleReader:
     def __contains__(self, name: str) -> bool:
         return name in self.entries
 
+    def tensor_names(self) -> List[str]:
+        """The names of the checkpoint's tensors: the keys, less those of stored slices."""
+        return [k for k in self.entries if not k.startswith("\x00")]
+
     def entry(self, name: str) -> BundleEntry:
         try:
             return self.entries[name]
@@ -686,11 +748,40 @@ class BundleReader:
                 "tfjupyter does not support") from None
 
     def read(self, name: str) -> np.ndarray:
+        """The whole tensor ``name`` (assembled from its slices if it is stored in slices)."""
         entry = self.entry(name)
         if entry.has_slices:
-            raise errors.UnimplementedError(
-                None, None, f"Checkpoint tensor {name} is stored in slices (a partitioned "
-                "variable); reading sliced tensors is not supported")
+            return self.read_slice(name, tuple((0, tensor_slices.FULL_EXTENT)
+                                               for _ in entry.shape))
+        return self._read_entry(name, entry)
+
+    def read_slice(self, name: str, extents: tensor_slices.Extents) -> np.ndarray:
+        """The slice ``extents`` of tensor ``name``, from the stored slices that overlap it."""
+        entry = self.entry(name)
+        try:
+            tensor_slices.check_within(extents, entry.shape, f"Checkpoint tensor {name}")
+        except ValueError as e:
+            raise errors.InvalidArgumentError(None, None, str(e)) from None
+        want = tensor_slices.bounds(extents, entry.shape)
+        if not entry.has_slices:
+            return self._read_entry(name, entry)[tuple(slice(a, b) for a, b in want)]
+        out = np.empty(tensor_slices.slice_shape(extents, entry.shape),
+                       dtype=self.dtype(name).as_numpy_dtype)
+        copied = 0
+        for stored in entry.slices:
+            have = tensor_slices.bounds(stored, entry.shape)
+            if all(a < d and c < b for (a, b), (c, d) in zip(want, have)):
+                key = _key_str(tensor_slices.slice_key(name, stored))
+                copied += tensor_slices.copy_overlap(out, want, self._read_entry(
+                    key, self.entry(key)), have)
+        if copied < out.size:
+            raise errors.NotFoundError(
+                None, None, f"The slice {tensor_slices.format_extents(extents)} of checkpoint "
+                f"tensor {name} (shape {list(entry.shape)}) is not fully covered by its stored "
+                "slices")
+        return out
+
+    def _read_entry(self, name: str, entry: BundleEntry) -> np.ndarray:
         dtype = self.dtype(name)
         path = data_filename(self.prefix, entry.shard_id, self.num_shards)
         try:
@@ -761,12 +852,16 @@ def merge_bundles(prefixes: Sequence[str], merged_prefix: str, delete_old_dirs: 
             raise errors.InvalidArgumentError(None, None, f"Can only merge single-shard "
                                               f"bundles; {reader.prefix} has {reader.num_shards}")
         for key, entry in reader.entries.items():
+            if key in entries and entries[key].has_slices and entry.has_slices:
+                entries[key].slices += entry.slices   # parts of one variable saved by two shards
+                continue
             if key in entries:
                 raise errors.InvalidArgumentError(
                     None, None, f"Duplicate tensor keyed by {key} encountered, when merging "
                     f"prefix: {reader.prefix}")
-            entries[key] = BundleEntry(entry.dtype_enum, entry.shape, len(shard_data_files), entry.offset,
-                                       entry.size, entry.crc32c)
+            shard = 0 if entry.has_slices else len(shard_data_files)
+            entries[key] = BundleEntry(entry.dtype_enum, entry.shape, shard, entry.offset,
+                                       entry.size, entry.crc32c, entry.slices)
         shard_data_files.append(data_filename(reader.prefix, 0, 1))
     total = len(shard_data_files)
     directory = os.path.dirname(merged_prefix)
@@ -791,8 +886,7 @@ def merge_bundles(prefixes: Sequence[str], merged_prefix: str, delete_old_dirs: 
                 commit.append((tmp, final))
                 os.replace(src, tmp)
             items = [(b"", _encode_header(total))]
-            items += [(k.encode(), e.encode()) for k, e in sorted(entries.items(),
-                                                                   key=lambda kv: kv[0].encode())]
+            items += _sorted_items(entries)
             _write_synced(index_tmp, build_table(items))
         except BaseException:
             for tmp, _ in commit:

@@ -146,8 +146,25 @@ def create_slot(primary: Union[Variable, Tensor],
         contextlib.nullcontext()
     with graph.as_default(), graph.control_dependencies(None), graph.name_scope(None), \
             colocation:
-        return Variable(initial_value, trainable=False, validate_shape=validate_shape,
+        slot = Variable(initial_value, trainable=False, validate_shape=validate_shape,
                         name=f"{primary.op.name}/{name}")
+    _slice_like_primary(slot, primary)
+    return slot
+
+
+def _slice_like_primary(slot: Variable, primary) -> None:
+    """A slot of a part of a partitioned variable is the same part of the full variable's
+    slot: 'w/part_1/Adagrad' is saved as a slice of 'w/Adagrad', as TensorFlow saves it (a
+    scalar slot stays whole; a slot of lower rank takes the leading dimensions' slice)."""
+    info = primary._get_save_slice_info() if isinstance(primary, Variable) else None
+    if info is None:
+        return
+    slot_name = slot.op.name[len(primary.op.name) + 1:]
+    n = slot.shape.ndims
+    if n is None or n > 0:
+        slot._set_save_slice_info(Variable.SaveSliceInfo(
+            f"{info.full_name}/{slot_name}", info.full_shape[:n], info.var_offset[:n],
+            info.var_shape[:n]))
 
 
 def create_filled_slot(primary: Union[Variable, Tensor], value: float, name: str,

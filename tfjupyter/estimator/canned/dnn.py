@@ -2,8 +2,12 @@
 over ``tf.feature_column.input_layer``, with TF's variable names::
 
     dnn/input_from_feature_columns/input_layer/...   (the columns' own variables)
-    dnn/hiddenlayer_<i>/kernel, dnn/hiddenlayer_<i>/bias
-    dnn/logits/kernel, dnn/logits/bias
+    dnn/hiddenlayer_<i>/kernel/part_0, dnn/hiddenlayer_<i>/bias/part_0
+    dnn/logits/kernel/part_0, dnn/logits/bias/part_0
+
+As TensorFlow's, the variables are partitioned (``part_<i>``) over the cluster's ps tasks once
+big enough (``partitioners``); without ps tasks each is one part, saved as the whole
+``dnn/hiddenlayer_0/kernel``.
 """
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ import functools
 from ... import feature_column as feature_column_lib
 from ... import layers, losses, nn
 from ...init_ops import glorot_uniform_initializer
+from ...ops.partitioned_variables import min_max_variable_partitioner
 from ...summary import summary_ops
 from ...variable_scopes import variable_scope
 from ..estimator import Estimator
@@ -29,10 +34,20 @@ def add_layer_summary(value, tag: str) -> None:
     summary_ops.histogram(f"{tag}/activation", value)
 
 
+def partitioners(config, input_layer_partitioner=None):
+    """TensorFlow's (model, input layer) partitioners for a run on ``config``'s cluster: a
+    part per ps task at most, parts of at least 256 KiB (64 MiB for the input layer)."""
+    num_ps_replicas = config.num_ps_replicas if config else 0
+    return (min_max_variable_partitioner(max_partitions=num_ps_replicas),
+            input_layer_partitioner or min_max_variable_partitioner(
+                max_partitions=num_ps_replicas, min_slice_size=64 << 20))
+
+
 def dnn_logits(features, mode, hidden_units, feature_columns, units, activation_fn, dropout,
-               batch_norm):
+               batch_norm, input_layer_partitioner):
     """The network's logits, built in the current variable scope (``dnn``)."""
-    with variable_scope("input_from_feature_columns", values=tuple(features.values())):
+    with variable_scope("input_from_feature_columns", values=tuple(features.values()),
+                        partitioner=input_layer_partitioner):
         net = feature_column_lib.input_layer(features, feature_columns)
     training = mode == ModeKeys.TRAIN
     for layer_id, num_hidden_units in enumerate(hidden_units):
@@ -52,26 +67,29 @@ def dnn_logits(features, mode, hidden_units, feature_columns, units, activation_
     return logits
 
 
-def _dnn_model_fn(features, labels, mode, head, hidden_units, feature_columns, optimizer,
-                  activation_fn, dropout, batch_norm):
+def _dnn_model_fn(features, labels, mode, config, head, hidden_units, feature_columns,
+                  optimizer, activation_fn, dropout, batch_norm, input_layer_partitioner):
     if not isinstance(features, dict):
         raise ValueError(f"features should be a dictionary of `Tensor`s. Given type: "
                          f"{type(features)}")
     optimizer = get_optimizer_instance(optimizer, learning_rate=_LEARNING_RATE)
-    with variable_scope("dnn", values=tuple(features.values())):
+    partitioner, input_layer_partitioner = partitioners(config, input_layer_partitioner)
+    with variable_scope("dnn", values=tuple(features.values()), partitioner=partitioner):
         logits = dnn_logits(features, mode, hidden_units, feature_columns,
-                            head.logits_dimension, activation_fn, dropout, batch_norm)
+                            head.logits_dimension, activation_fn, dropout, batch_norm,
+                            input_layer_partitioner)
     return head.create_estimator_spec(features=features, mode=mode, labels=labels,
                                       optimizer=optimizer, logits=logits)
 
 
 def _bind_dnn_model_fn(head, hidden_units, feature_columns, optimizer, activation_fn, dropout,
-                       batch_norm):
-    """The model_fn(features, labels, mode) of a DNN estimator."""
+                       batch_norm, input_layer_partitioner):
+    """The model_fn(features, labels, mode, config) of a DNN estimator."""
     return functools.partial(_dnn_model_fn, head=head, hidden_units=tuple(hidden_units),
                              feature_columns=tuple(feature_columns), optimizer=optimizer,
                              activation_fn=activation_fn, dropout=dropout,
-                             batch_norm=batch_norm)
+                             batch_norm=batch_norm,
+                             input_layer_partitioner=input_layer_partitioner)
 
 
 class DNNClassifier(Estimator):
@@ -84,7 +102,7 @@ class DNNClassifier(Estimator):
         head = classification_head(n_classes, weight_column, label_vocabulary, loss_reduction)
         super().__init__(model_fn=_bind_dnn_model_fn(head, hidden_units, feature_columns,
                                                      optimizer, activation_fn, dropout,
-                                                     batch_norm),
+                                                     batch_norm, input_layer_partitioner),
                          model_dir=model_dir, config=config, warm_start_from=warm_start_from)
 
 
@@ -98,5 +116,5 @@ class DNNRegressor(Estimator):
         head = regression_head(weight_column, label_dimension, loss_reduction)
         super().__init__(model_fn=_bind_dnn_model_fn(head, hidden_units, feature_columns,
                                                      optimizer, activation_fn, dropout,
-                                                     batch_norm),
+                                                     batch_norm, input_layer_partitioner),
                          model_dir=model_dir, config=config, warm_start_from=warm_start_from)

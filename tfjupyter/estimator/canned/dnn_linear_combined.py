@@ -12,7 +12,7 @@ from ...train import training_util
 from ...variable_scopes import variable_scope
 from ...variables import assign_add
 from ..estimator import Estimator
-from .dnn import dnn_logits
+from .dnn import dnn_logits, partitioners
 from .head import classification_head
 from .linear import default_learning_rate, linear_logits
 from .optimizers import get_optimizer_instance
@@ -23,9 +23,10 @@ _DNN_LEARNING_RATE = 0.001
 _LINEAR_LEARNING_RATE = 0.005
 
 
-def _combined_model_fn(features, labels, mode, head, linear_feature_columns, linear_optimizer,
-                       dnn_feature_columns, dnn_optimizer, dnn_hidden_units, dnn_activation_fn,
-                       dnn_dropout, batch_norm, linear_sparse_combiner):
+def _combined_model_fn(features, labels, mode, config, head, linear_feature_columns,
+                       linear_optimizer, dnn_feature_columns, dnn_optimizer, dnn_hidden_units,
+                       dnn_activation_fn, dnn_dropout, batch_norm, linear_sparse_combiner,
+                       input_layer_partitioner):
     if not isinstance(features, dict):
         raise ValueError(f"features should be a dictionary of `Tensor`s. Given type: "
                          f"{type(features)}")
@@ -33,21 +34,24 @@ def _combined_model_fn(features, labels, mode, head, linear_feature_columns, lin
         raise ValueError("Either linear_feature_columns or dnn_feature_columns must be "
                          "defined.")
     parts = []   # (logits, optimizer, scope name)
+    dnn_partitioner, input_layer_partitioner = partitioners(config, input_layer_partitioner)
     if dnn_feature_columns:
         if not dnn_hidden_units:
             raise ValueError("dnn_hidden_units must be defined when dnn_feature_columns is "
                              "specified.")
         optimizer = get_optimizer_instance(dnn_optimizer, learning_rate=_DNN_LEARNING_RATE)
-        with variable_scope("dnn", values=tuple(features.values())) as scope:
+        with variable_scope("dnn", values=tuple(features.values()),
+                            partitioner=dnn_partitioner) as scope:
             logits = dnn_logits(features, mode, dnn_hidden_units, dnn_feature_columns,
                                 head.logits_dimension, dnn_activation_fn, dnn_dropout,
-                                batch_norm)
+                                batch_norm, input_layer_partitioner)
         parts.append((logits, optimizer, scope.name))
     if linear_feature_columns:
         optimizer = get_optimizer_instance(
             linear_optimizer,
             learning_rate=default_learning_rate(linear_feature_columns, _LINEAR_LEARNING_RATE))
-        with variable_scope("linear", values=tuple(features.values())) as scope:
+        with variable_scope("linear", values=tuple(features.values()),
+                            partitioner=input_layer_partitioner) as scope:
             logits = linear_logits(features, linear_feature_columns, head.logits_dimension,
                                    linear_sparse_combiner)
         parts.append((logits, optimizer, scope.name))
@@ -84,5 +88,6 @@ class DNNLinearCombinedClassifier(Estimator):
             linear_optimizer=linear_optimizer, dnn_feature_columns=dnn_columns,
             dnn_optimizer=dnn_optimizer, dnn_hidden_units=dnn_hidden_units,
             dnn_activation_fn=dnn_activation_fn, dnn_dropout=dnn_dropout, batch_norm=batch_norm,
-            linear_sparse_combiner=linear_sparse_combiner),
+            linear_sparse_combiner=linear_sparse_combiner,
+            input_layer_partitioner=input_layer_partitioner),
             model_dir=model_dir, config=config, warm_start_from=warm_start_from)

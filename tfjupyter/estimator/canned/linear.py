@@ -1,7 +1,8 @@
 """``tf.estimator.LinearClassifier`` / ``LinearRegressor`` (TF 1.15, v1): a linear model over
 ``tf.feature_column.linear_model``, with TF's variable names
-(``linear/linear_model/<column>/weights``, ``linear/linear_model/bias_weights``) and its
-default optimizer, FTRL at ``min(0.2, 1 / sqrt(number of columns))``."""
+(``linear/linear_model/<column>/weights/part_0``, ``linear/linear_model/bias_weights/part_0``:
+partitioned as TensorFlow's, see dnn.py's ``partitioners``) and its default optimizer, FTRL at
+``min(0.2, 1 / sqrt(number of columns))``."""
 from __future__ import annotations
 
 import functools
@@ -11,6 +12,7 @@ from ... import feature_column as feature_column_lib
 from ... import losses
 from ...variable_scopes import variable_scope
 from ..estimator import Estimator
+from .dnn import partitioners
 from .head import classification_head, regression_head
 from .optimizers import get_optimizer_instance
 
@@ -29,14 +31,15 @@ def linear_logits(features, feature_columns, units, sparse_combiner):
                                            sparse_combiner=sparse_combiner)
 
 
-def _linear_model_fn(features, labels, mode, head, feature_columns, optimizer,
-                     sparse_combiner):
+def _linear_model_fn(features, labels, mode, config, head, feature_columns, optimizer,
+                     sparse_combiner, partitioner):
     if not isinstance(features, dict):
         raise ValueError(f"features should be a dictionary of `Tensor`s. Given type: "
                          f"{type(features)}")
     optimizer = get_optimizer_instance(optimizer,
                                        learning_rate=default_learning_rate(feature_columns))
-    with variable_scope("linear", values=tuple(features.values())):
+    partitioner = partitioners(config, partitioner)[1]
+    with variable_scope("linear", values=tuple(features.values()), partitioner=partitioner):
         logits = linear_logits(features, feature_columns, head.logits_dimension,
                                sparse_combiner)
     return head.create_estimator_spec(features=features, mode=mode, labels=labels,
@@ -60,7 +63,7 @@ class LinearClassifier(Estimator):
         head = classification_head(n_classes, weight_column, label_vocabulary, loss_reduction)
         super().__init__(model_fn=functools.partial(
             _linear_model_fn, head=head, feature_columns=tuple(feature_columns),
-            optimizer=optimizer, sparse_combiner=sparse_combiner),
+            optimizer=optimizer, sparse_combiner=sparse_combiner, partitioner=partitioner),
             model_dir=model_dir, config=config, warm_start_from=warm_start_from)
 
 
@@ -74,5 +77,5 @@ class LinearRegressor(Estimator):
         head = regression_head(weight_column, label_dimension, loss_reduction)
         super().__init__(model_fn=functools.partial(
             _linear_model_fn, head=head, feature_columns=tuple(feature_columns),
-            optimizer=optimizer, sparse_combiner=sparse_combiner),
+            optimizer=optimizer, sparse_combiner=sparse_combiner, partitioner=partitioner),
             model_dir=model_dir, config=config, warm_start_from=warm_start_from)

@@ -1,6 +1,10 @@
 """``tf.estimator.inputs.numpy_input_fn``: an input_fn over numpy arrays (or a dict of them),
 batched, shuffled and repeated by ``tf.data`` (TF 1.15 uses feeding queues; the batches are
-the same: ``batch_size`` rows, the last one of the last epoch smaller)."""
+the same: ``batch_size`` rows, the last one of the last epoch smaller).
+
+As TF's feeding queues, the arrays stay out of the graph: the dataset yields batches of row
+indices and a ``py_func`` gathers those rows, so a large array (MNIST's 55,000 images) never
+becomes a constant in the graph, its checkpoints' meta graph or the events file."""
 from __future__ import annotations
 
 import collections
@@ -8,6 +12,8 @@ import collections
 import numpy as np
 
 from ...data.dataset_ops import Dataset
+from ...framework import dtypes
+from ...ops.script_ops import py_func
 
 __all__ = ["numpy_input_fn"]
 
@@ -43,19 +49,49 @@ def numpy_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue_
         else:
             features = x_arrays
         elements = features if y_arrays is None else (features, y_arrays)
-        dataset = Dataset.from_tensor_slices(elements)
+        dataset = Dataset.range(_row_count(x_arrays))
         if num_epochs != 1:
             dataset = dataset.repeat(num_epochs)
         if shuffle:
             dataset = dataset.shuffle(queue_capacity)
         dataset = dataset.batch(batch_size).prefetch(1)
-        batch = dataset.make_one_shot_iterator().get_next()
+        batch = _gather_rows(elements, dataset.make_one_shot_iterator().get_next())
         if y_arrays is None:
             return dict(batch) if isinstance(batch, dict) else batch
         features_batch, target = batch
         return (dict(features_batch) if isinstance(features_batch, dict) else features_batch,
                 dict(target) if isinstance(target, dict) else target)
     return input_fn
+
+
+def _row_count(arrays) -> int:
+    return len(next(iter(arrays.values()))) if isinstance(arrays, dict) else len(arrays)
+
+
+def _gather_rows(elements, indices):
+    """The rows ``indices`` (a batch of row numbers) of every array in ``elements`` (nested
+    dicts/tuples of arrays), as tensors of the same structure: one py_func for them all."""
+    flat, rebuild = _flatten(elements)
+    kinds = [dtypes.string if a.dtype.kind in "OSU" else dtypes.as_dtype(a.dtype) for a in flat]
+    tensors = py_func(lambda rows: [a[rows] for a in flat], [indices], kinds, stateful=True,
+                      name="numpy_input_fn_rows")
+    for tensor, array in zip(tensors, flat):
+        tensor.set_shape((None,) + array.shape[1:])
+    return rebuild(iter(tensors))
+
+
+def _flatten(structure):
+    """(the arrays of a nested dict/tuple, in order; a function rebuilding the structure from
+    an iterator over replacements)."""
+    if isinstance(structure, dict):
+        parts = [(key, _flatten(value)) for key, value in structure.items()]
+        return ([a for _, (flat, _) in parts for a in flat],
+                lambda it: type(structure)((key, rebuild(it)) for key, (_, rebuild) in parts))
+    if isinstance(structure, tuple):
+        parts = [_flatten(value) for value in structure]
+        return ([a for flat, _ in parts for a in flat],
+                lambda it: tuple(rebuild(it) for _, rebuild in parts))
+    return [structure], lambda it: next(it)
 
 
 def _lengths(arrays):

@@ -29,7 +29,7 @@ from ...layers import base as tf_layers_base
 from ...variables import Variable
 from .. import backend, initializers
 
-__all__ = ["Layer", "Node", "node_of", "record_node", "flatten"]
+__all__ = ["Layer", "Node", "node_of", "record_node", "flatten", "copy_layer"]
 
 
 class Node(NamedTuple):
@@ -64,9 +64,23 @@ def flatten(structure) -> List:
     return list(structure) if isinstance(structure, (list, tuple)) else [structure]
 
 
+def copy_layer(layer: "Layer") -> "Layer":
+    """A new, unbuilt layer made with the arguments ``layer`` was made with, under its name:
+    the same configuration with weights of its own (what Keras's
+    ``type(layer).from_config(layer.get_config())`` gives, for ``clone_model``)."""
+    args, kwargs = layer._constructor_arguments
+    return type(layer)(*args, **dict(kwargs, name=layer.name))
+
+
 class Layer(tf_layers_base.Layer):
     """``tf.keras.layers.Layer``: subclasses define ``build(input_shape)`` (weights through
     ``add_weight``) and ``call(inputs)``, as in Keras."""
+
+    def __new__(cls, *args, **kwargs):
+        layer = super().__new__(cls)
+        # Keras layers' configuration is their constructor's arguments (copy_layer).
+        layer._constructor_arguments = (args, kwargs)
+        return layer
 
     def __init__(self, *args, **kwargs):
         input_shape = kwargs.pop("input_shape", None)

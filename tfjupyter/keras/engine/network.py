@@ -134,7 +134,9 @@ class Network(Layer):
 
     @property
     def input_names(self) -> List[str]:
-        return [t.op.name for t in self._inputs]
+        # The input layers' names (a layer wrapping a given tensor keeps its own name).
+        return [node_of(t).layer.name if node_of(t) is not None else t.op.name
+                for t in self._inputs]
 
     @property
     def output_names(self) -> List[str]:

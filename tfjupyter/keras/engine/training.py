@@ -73,6 +73,11 @@ class Model(Network):
         self._graph_parts = None
 
     @property
+    def compiled_loss_and_metrics(self):
+        """(the loss function, the metrics as given) of ``compile``; None before it."""
+        return self._compiled
+
+    @property
     def metrics_names(self) -> List[str]:
         parts = self._training_graph() if self.built else None
         if parts is None:

@@ -1,0 +1,1 @@
+"""``tensorflow.python.estimator``: ``tf.estimator``'s modules (tfjupyter/estimator/)."""

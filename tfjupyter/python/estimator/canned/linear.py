@@ -1,0 +1,2 @@
+"""``tensorflow.python.estimator.canned.linear``: LinearClassifier, LinearRegressor."""
+from ....estimator.canned.linear import *  # noqa: F401,F403

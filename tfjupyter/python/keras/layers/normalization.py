@@ -1,0 +1,2 @@
+"""``tensorflow.python.keras.layers.normalization``."""
+from ....keras.layers import (BatchNormalization)  # noqa: F401

@@ -1,0 +1,2 @@
+"""``tensorflow.python.keras.layers.recurrent``."""
+from ....keras.layers import (GRU, LSTM)  # noqa: F401

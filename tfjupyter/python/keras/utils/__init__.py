@@ -1,0 +1,2 @@
+"""``tensorflow.python.keras.utils``: ``tf.keras.utils``."""
+from ....keras.utils import *  # noqa: F401,F403

@@ -1,0 +1,2 @@
+"""``tensorflow.python.keras.utils.generic_utils``."""
+from ....keras.utils import (Progbar)  # noqa: F401
