@@ -159,7 +159,9 @@ def test_estimator_cluster_notebook_trains_evaluates_records_and_serves(tmp_path
 
     evaluated = [int(step) for step in re.findall(
         r"^evaluated the checkpoint of global step (\d+): accuracy", outputs, re.M)]
-    assert len(evaluated) >= 2 and evaluated == sorted(evaluated) and evaluated[-1] >= 4000
+    # As TF's evaluator: each new checkpoint it finds (a loaded machine may let it find only
+    # the last), in order, up to max_steps.
+    assert evaluated and evaluated == sorted(evaluated) and evaluated[-1] >= 4000, outputs
     final = re.search(r"^final evaluation: \{'accuracy': ([0-9.]+), .*'global_step': "
                       r"([0-9.]+),", outputs, re.M)
     assert final and float(final.group(1)) >= 0.9 and float(final.group(2)) >= 4000, outputs
