@@ -153,6 +153,21 @@ def _pid_alive(pid: int) -> bool:
         return False
 
 
+def _environ(pid: int) -> Optional[List[bytes]]:
+    """pid's environment; None while it reads empty in a user process (mid-execve)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            raw = f.read()
+        if raw:
+            return raw.split(b"\0")
+        with open(f"/proc/{pid}/stat") as f:
+            flags = int(f.read().rsplit(")", 1)[1].split()[6])
+    except (OSError, IndexError, ValueError):
+        return []
+    is_kernel_thread = flags & 0x00200000  # PF_KTHREAD
+    return [] if is_kernel_thread or not _pid_alive(pid) else None
+
+
 def _children(pid: int) -> List[int]:
     """Descendants of pid (from /proc; those that exist right now)."""
     parent_of: Dict[int, int] = {}
@@ -349,17 +364,29 @@ class SshServer:
         """Live processes started through this server (they carry the tag in their env)."""
         needle = f"{TAG_VAR}={self.tag}".encode()
         me = os.getpid()
-        out = []
+        out, in_exec = [], []
         for d in os.listdir("/proc"):
             if not d.isdigit() or int(d) == me:
                 continue
-            try:
-                with open(f"/proc/{d}/environ", "rb") as f:
-                    if needle in f.read().split(b"\0"):
-                        if _pid_alive(int(d)):
-                            out.append(int(d))
-            except OSError:
-                pass
+            env = _environ(int(d))
+            if env is None:
+                in_exec.append(int(d))
+            elif needle in env and _pid_alive(int(d)):
+                out.append(int(d))
+        # A process inside execve has an empty environ for an instant (the new image's
+        # is not mapped yet): a just-started `nohup cmd &` read then is missed. Read
+        # those again shortly; kernel threads, which never have one, are left out.
+        deadline = time.monotonic() + 1.0
+        while in_exec and time.monotonic() < deadline:
+            time.sleep(0.01)
+            still = []
+            for pid in in_exec:
+                env = _environ(pid)
+                if env is None:
+                    still.append(pid)
+                elif needle in env and _pid_alive(pid):
+                    out.append(pid)
+            in_exec = still
         return out
 
     def _stop_sshd(self) -> None:
