@@ -123,8 +123,10 @@ setup(
         # numba-cuda is the maintained CUDA target for Numba (numba's own is deprecated); CuPy
         # adds cuBLAS GEMMs. The tests run the GPU kernels under numba-cuda's simulator.
         "gpu": ["numba-cuda>=0.20", "cupy-cuda12x>=13"],
+        # Keras's HDF5 files: model.save('m.h5'), load_model, save_weights('w.h5').
+        "keras": ["h5py>=3.1"],
         "test": ["pytest>=7", "pytest-timeout>=2.1", "numba-cuda>=0.20", "nbclient>=0.7",
-                 "nbformat>=5", "ipykernel>=6", "nbconvert>=7", "playwright>=1.40",
+                 "h5py>=3.1", "nbformat>=5", "ipykernel>=6", "nbconvert>=7", "playwright>=1.40",
                  "pytest-jupyter[server]>=0.10"],
     },
     entry_points={"console_scripts": ["tfjupyter=tfjupyter.cli:main"]},

@@ -38,6 +38,18 @@ def load(backend: str):
     return tf
 
 
+def tensorflow_python(given):
+    """The Python to run TensorFlow's side with: ``given`` (--tf-python), else this one if
+    it has TensorFlow, else None (the benchmark then runs tfjupyter alone)."""
+    if given is not None:
+        return given
+    try:
+        import tensorflow  # noqa: F401
+        return sys.executable
+    except ImportError:
+        return None
+
+
 def timed(fn, seconds: float, min_iters: int = 5) -> float:
     """Seconds per call: warm up, then repeat for about ``seconds``; best of three rounds."""
     for _ in range(3):
@@ -148,13 +160,7 @@ def main() -> None:
         print(json.dumps(run_backend(args.backend, args.only, args.seconds)))
         return
 
-    tf_python = args.tf_python
-    if tf_python is None:
-        try:
-            import tensorflow  # noqa: F401
-            tf_python = sys.executable
-        except ImportError:
-            pass
+    tf_python = tensorflow_python(args.tf_python)
     ours, theirs = [], []
     for _ in range(args.rounds):
         ours.append(run_backend("tfjupyter", args.only, args.seconds))

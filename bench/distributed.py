@@ -13,6 +13,16 @@
            each also as a ratio to the same runtime's one worker ("/1w")
   sync     sync SGD, 3 workers, one of them sleeping 0.2 s per step, without and with one
            backup worker (tfjupyter only)                               -> global steps/s
+  remote_step   Session("grpc://<ps>") from a client process, one small op (a 4-float
+           variable + 1) on that task (TF's master runs in the task, ours in the client)
+                                                                        -> us per step
+  ps_read  Session(server.target) of a worker task served by the client's own process,
+           one op on that worker reading a 4-float variable of a ps in another process
+                                                                        -> us per step
+           (both: long-lived processes, each round --steps steps per runtime, alternating;
+           also the CPU per step of both processes, less sensitive to a busy machine)
+  floors   a round trip between two processes on loopback: a minimal grpcio unary call, and
+           ping-pongs of 8 bytes over TCP and over a Unix socket        -> us
 
 Every role runs in its own process (this script with --role); all are killed at the end.
 Async workers measure one common window: each warms up (5 steps), then all start on one signal
@@ -127,6 +137,159 @@ def role_worker(tf, cluster, task, seconds, mode, backups, straggle):
     print(json.dumps({"steps": steps, "seconds": elapsed, "cpu_seconds": cpu,
                       "global_steps": int(end_step - start_step)}), flush=True)
     os._exit(0)  # the other workers may still be mid-step; TF's servers do not stop cleanly
+
+
+def role_small_step(tf, cluster, case, steps):
+    """The client of remote_step / ps_read: warms up, then runs ``steps`` steps per line read
+    from stdin and prints the mean µs per step of each batch."""
+    if case == "ps_read":
+        server = tf.train.Server(tf.train.ClusterSpec(cluster), job_name="worker", task_index=0)
+        target = server.target
+    else:
+        target = "grpc://" + cluster["ps"][0]
+    with tf.device("/job:ps/task:0"):
+        v = tf.Variable(tf.zeros([4]), name="v")
+    # An op on the worker that reads the ps's variable (ps_read), or one beside the variable
+    # on the target task (remote_step); a variable, so that nothing is constant-folded.
+    with tf.device("/job:worker/task:0" if case == "ps_read" else "/job:ps/task:0"):
+        fetch = v + 1.0
+    with tf.Session(target) as sess:
+        sess.run(v.initializer)
+        for _ in range(300):
+            sess.run(fetch)
+        print("warm", flush=True)
+        for _ in sys.stdin:
+            start, cpu_start = time.perf_counter(), time.process_time()
+            for _ in range(steps):
+                sess.run(fetch)
+            print(json.dumps({"us": (time.perf_counter() - start) / steps * 1e6,
+                              "cpu_us": (time.process_time() - cpu_start) / steps * 1e6}),
+                  flush=True)
+    os._exit(0)
+
+
+def role_echo(ports):
+    """The far end of the floors: a grpcio server echoing unary calls (the default sync server,
+    a thread pool), a TCP and a Unix-socket listener echoing 8-byte messages."""
+    import grpc
+    import threading
+    from concurrent import futures
+    grpc_port, tcp_port, unix_name = ports.split(",")
+    server = grpc.server(futures.ThreadPoolExecutor(4))
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("echo", {
+        "Echo": grpc.unary_unary_rpc_method_handler(lambda request, context: request)}),))
+    server.add_insecure_port(f"127.0.0.1:{grpc_port}")
+    server.start()
+
+    def echo(listener):
+        conn, _ = listener.accept()
+        if conn.family == socket.AF_INET:
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        while True:
+            data = conn.recv(8)
+            if not data:
+                return
+            conn.sendall(data)
+    tcp = socket.create_server(("127.0.0.1", int(tcp_port)))
+    unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    unix.bind(b"\0" + unix_name.encode())
+    unix.listen(1)
+    for listener in (tcp, unix):
+        threading.Thread(target=echo, args=(listener,), daemon=True).start()
+    print("ready", flush=True)
+    sys.stdin.readline()
+    os._exit(0)
+
+
+def floors_us(python, calls=3000, repeats=3):
+    """Mean µs of a round trip to another process on loopback, min over ``repeats`` batches:
+    a minimal grpcio unary call, an 8-byte TCP ping-pong, an 8-byte Unix-socket ping-pong."""
+    import grpc
+    grpc_port, tcp_port = free_ports(2)
+    unix_name = f"tfjupyter-bench-echo-{os.getpid()}"
+    echo = subprocess.Popen([python, HERE, "--role", "echo", "--cluster",
+                             f"{grpc_port},{tcp_port},{unix_name}"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        if echo.stdout.readline().strip() != "ready":
+            raise RuntimeError("the echo process did not start")
+        channel = grpc.insecure_channel(f"127.0.0.1:{grpc_port}")
+        call = channel.unary_unary("/echo/Echo")
+        tcp = socket.create_connection(("127.0.0.1", tcp_port))
+        tcp.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        unix.connect(b"\0" + unix_name.encode())
+
+        def ping(sock):
+            sock.sendall(b"12345678")
+            got = 0
+            while got < 8:
+                got += len(sock.recv(8 - got))
+        ways = {"grpcio unary": lambda: call(b"12345678"),
+                "TCP ping-pong": lambda: ping(tcp), "Unix ping-pong": lambda: ping(unix)}
+        out = {}
+        for name, way in ways.items():
+            for _ in range(300):
+                way()
+            best = float("inf")
+            for _ in range(repeats):
+                start = time.perf_counter()
+                for _ in range(calls):
+                    way()
+                best = min(best, (time.perf_counter() - start) / calls * 1e6)
+            out[name] = best
+        channel.close()
+        return out
+    finally:
+        echo.kill()
+        echo.wait()
+
+
+SMALL_STEP_CASES = ("remote_step", "ps_read")
+
+
+def small_steps(variants, case, steps, repeats):
+    """µs per step of ``case`` for each (name, python, env) variant: long-lived processes,
+    rounds alternating between the runtimes. Returns ({name: [µs per round]},
+    {name: [CPU µs per step of both processes, per round]})."""
+    procs, clients, tasks = [], {}, {}
+    try:
+        for name, python, env in variants:
+            backend = "tensorflow" if name == "tensorflow" else "tfjupyter"
+            ps_port, worker_port = free_ports(2)
+            cluster = {"ps": [f"localhost:{ps_port}"]}
+            if case == "ps_read":
+                cluster["worker"] = [f"localhost:{worker_port}"]
+            ps = spawn(python, backend, "ps", cluster, 0, env=env)
+            procs.append(ps)
+            if ps.stdout.readline().strip() != "ready":
+                raise RuntimeError(ps.stderr.read()[-2000:])
+            client = spawn(python, backend, "small_step", cluster, 0, env=env, mode=case,
+                           steps=steps)
+            procs.append(client)
+            if client.stdout.readline().strip() != "warm":
+                raise RuntimeError(f"{name} {case} client did not warm up: {_last_line(client)}")
+            clients[name], tasks[name] = client, ps
+        runs = {name: [] for name in clients}
+        cpu = {name: [] for name in clients}
+        for _ in range(repeats):
+            for name, client in clients.items():
+                task_cpu = process_cpu_seconds(tasks[name].pid)
+                client.stdin.write("go\n")
+                client.stdin.flush()
+                report = json.loads(client.stdout.readline())
+                task_cpu = process_cpu_seconds(tasks[name].pid) - task_cpu
+                runs[name].append(report["us"])
+                cpu[name].append(report["cpu_us"] + task_cpu / steps * 1e6)
+        return runs, cpu
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.communicate()
+        if any(name != "tensorflow" for name, _, _ in variants):
+            from tfjupyter.distributed.shm import sweep_dead
+            sweep_dead()
 
 
 def role_fetch(tf, cluster, seconds):
@@ -264,11 +427,17 @@ def main():
     parser.add_argument("--backups", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--straggle", type=float, default=0.0, help=argparse.SUPPRESS)
     parser.add_argument("--seconds", type=float, default=8.0, help="measuring time per case")
+    parser.add_argument("--steps", type=int, default=2000,
+                        help="steps per round of remote_step and ps_read")
     parser.add_argument("--only", nargs="*",
-                        default=["fetch", "async1", "async2", "async4", "async2ps2", "sync"])
+                        default=["floors", "remote_step", "ps_read", "fetch", "async1", "async2",
+                                 "async4", "async2ps2", "sync"])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--tf-python", default=None)
     args = parser.parse_args()
+    if args.role == "echo":
+        role_echo(args.cluster)
+        return
     if args.role:
         tf = load(args.backend)
         cluster = json.loads(args.cluster)
@@ -276,6 +445,8 @@ def main():
             role_ps(tf, cluster, args.task)
         elif args.role == "fetch":
             role_fetch(tf, cluster, args.seconds)
+        elif args.role == "small_step":
+            role_small_step(tf, cluster, args.mode, args.steps)
         else:
             role_worker(tf, cluster, args.task, args.seconds, args.mode, args.backups, args.straggle)
         return
@@ -292,6 +463,28 @@ def main():
           f"{'ratio':>6s} {'/1w ours':>8s} {'/1w TF':>7s}")
     one_worker = {}
     for case in args.only:
+        if case in SMALL_STEP_CASES:
+            variants = [("tfjupyter", sys.executable, None)]
+            if tf_python:
+                variants.append(("tensorflow", tf_python, None))
+            runs, cpu = small_steps(variants, case, args.steps, args.repeats)
+            mine, ref = runs["tfjupyter"], runs.get("tensorflow")
+            tf_text = (f"{min(ref):9.1f}/{statistics.median(ref):<9.1f}" if ref else f"{'-':>19s}")
+            ratio = (f"{statistics.median(mine) / statistics.median(ref):5.2f}x" if ref
+                     else f"{'-':>6s}")
+            print(f"{case:14s} {min(mine):9.1f}/{statistics.median(mine):<9.1f} {tf_text} "
+                  f"{'us/step':>10s} {ratio}", flush=True)
+            if ref:
+                ratios = [a / b for a, b in zip(mine, ref)]
+                print(f"  per-round ratios: {' '.join(f'{r:.2f}' for r in ratios)}", flush=True)
+            print("  CPU per step (client + task, all threads), median: " + ", ".join(
+                f"{name} {statistics.median(v):.0f} us" for name, v in cpu.items()), flush=True)
+            continue
+        if case == "floors":
+            for name, us in floors_us(sys.executable).items():
+                print(f"{'floor ' + name:22s} {us:9.1f} us per round trip (min of 3 batches)",
+                      flush=True)
+            continue
         if case == "sync":
             mine = run_case(sys.executable, "tfjupyter", case, args.seconds)
             for k, v in mine.items():

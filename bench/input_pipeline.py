@@ -1,6 +1,7 @@
 """Examples/s of the queue-based input pipeline alone (TFRecord files -> parsed batches).
 
     python bench/input_pipeline.py [--epochs 20] [--batch 100] [--files 4] [--trainer-steps 60]
+    python bench/input_pipeline.py --tutorial-rounds 5 --tf-python /tmp/tfvenv/bin/python
 
 scikit-learn's digits are written to TFRecord files as tf.train.Example (image: FloatList of
 64, label: Int64List), then read back by
@@ -15,7 +16,14 @@ scikit-learn's digits are written to TFRecord files as tf.train.Example (image: 
   otherwise: TensorFlow is not a dependency).
 
 Each pipeline runs ``--epochs`` epochs to the end (OutOfRangeError); examples/s is counted from
-its first batch on (so plan building is left out). The 4-tower trainer
+its first batch on (so plan building is left out).
+
+``--tutorial-rounds N`` compares the tutorial path alone with TensorFlow's (its compat.v1 API,
+run by ``--tf-python``, an interpreter that can ``import tensorflow``) on the same files: each
+round runs tfjupyter's and TensorFlow's pipeline (in turns going first), each in a fresh
+process of its own, and the table gives both sides' min and median examples/s and the per-round ratios.
+
+The 4-tower trainer
 (tests/tutorials/multi_gpu_train.py, as bench/gpu_towers.py runs it; soft-placed onto the CPU
 when there is no GPU) is measured in the same run: a pipeline/trainer ratio above 1 means the
 pipeline could feed that trainer.
@@ -100,6 +108,68 @@ def pipeline_rate(tf, paths, args, fast: bool) -> float:
             return run_to_end(sess, fetch, coord, threads)
 
 
+def compat_v1(tensorflow):
+    """TensorFlow's compat.v1 in graph mode, with the 1.x names the pipelines use."""
+    tf1 = tensorflow.compat.v1
+    tf1.disable_eager_execution()
+    tf1.FixedLenFeature = tf1.io.FixedLenFeature
+    tf1.parse_example, tf1.parse_single_example = tf1.io.parse_example, \
+        tf1.io.parse_single_example
+    return tf1
+
+
+def tutorial_worker(args) -> int:
+    """One side of a --tutorial-rounds round, in its own process: prints the examples/s."""
+    if args.worker == "tensorflow":
+        import tensorflow
+        tf = compat_v1(tensorflow)
+    else:
+        import tfjupyter as tf
+    print(f"RATE {pipeline_rate(tf, args.paths.split(os.pathsep), args, fast=False)!r}")
+    return 0
+
+
+def tutorial_rounds(args) -> int:
+    """The tutorial path of tfjupyter and of TensorFlow, alternating, --tutorial-rounds times."""
+    import statistics
+    import subprocess
+
+    def rate(worker: str, python: str, paths) -> float:
+        command = [python, os.path.abspath(__file__), "--worker", worker,
+                   "--paths", os.pathsep.join(paths), "--epochs", str(args.epochs),
+                   "--batch", str(args.batch)]
+        done = subprocess.run(command, capture_output=True, text=True)
+        lines = [line for line in done.stdout.splitlines() if line.startswith("RATE ")]
+        if done.returncode or not lines:
+            raise SystemExit(f"{worker} round failed ({' '.join(command)}):\n{done.stderr}")
+        return float(lines[-1].split()[1])
+
+    with tempfile.TemporaryDirectory() as directory:
+        paths, n = write_digits(directory, args.files)
+        print(f"tutorial path (read + parse_single_example + shuffle_batch, 4 threads): {n} "
+              f"digits in {args.files} TFRecord files, {args.epochs} epochs, batches of "
+              f"{args.batch}; TensorFlow run by {args.tf_python}")
+        ours, theirs = [], []
+        for r in range(args.tutorial_rounds):
+            # Each side goes first every other round: neither always meets the machine as the
+            # other left it.
+            for side in (("tfjupyter", "tensorflow") if r % 2 == 0 else
+                         ("tensorflow", "tfjupyter")):
+                if side == "tfjupyter":
+                    ours.append(rate(side, sys.executable, paths))
+                else:
+                    theirs.append(rate(side, args.tf_python, paths))
+            print(f"round {r + 1}: tfjupyter {ours[-1]:>9,.0f}  TensorFlow {theirs[-1]:>9,.0f}"
+                  f"  ratio {ours[-1] / theirs[-1]:.2f}", flush=True)
+    ratios = [a / b for a, b in zip(ours, theirs)]
+    print(f"\n{'examples/s':<12}{'min':>10}{'median':>10}")
+    for name, rates in (("tfjupyter", ours), ("TensorFlow", theirs)):
+        print(f"{name:<12}{min(rates):>10,.0f}{statistics.median(rates):>10,.0f}")
+    print(f"{'ratio':<12}{min(ratios):>10.2f}{statistics.median(ratios):>10.2f}"
+          "   (tfjupyter / TensorFlow, per round)")
+    return 0
+
+
 def numpy_rate(paths, args) -> float:
     """The same records parsed into batches in plain Python and numpy."""
     from tfjupyter import python_io
@@ -126,10 +196,7 @@ def tensorflow_rate(paths, args):
         import tensorflow
     except Exception as e:  # not installed (the usual case), or broken
         return None, f"import tensorflow failed ({type(e).__name__})"
-    tf1 = tensorflow.compat.v1
-    tf1.disable_eager_execution()
-    tf1.FixedLenFeature, tf1.parse_example = tf1.io.FixedLenFeature, tf1.io.parse_example
-    return pipeline_rate(tf1, paths, args, fast=True), ""
+    return pipeline_rate(compat_v1(tensorflow), paths, args, fast=True), ""
 
 
 def trainer_rate(steps: int) -> float:
@@ -151,7 +218,17 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=4)
     parser.add_argument("--trainer-steps", type=int, default=60,
                         help="steps of the 4-tower trainer (0: skip it)")
+    parser.add_argument("--tutorial-rounds", type=int, default=0,
+                        help="only compare the tutorial path with TensorFlow's, this many rounds")
+    parser.add_argument("--tf-python", default=sys.executable,
+                        help="the Python that runs TensorFlow's side of --tutorial-rounds")
+    parser.add_argument("--worker", choices=("tfjupyter", "tensorflow"), help=argparse.SUPPRESS)
+    parser.add_argument("--paths", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker:
+        return tutorial_worker(args)
+    if args.tutorial_rounds:
+        return tutorial_rounds(args)
 
     import tfjupyter as tf
     with tempfile.TemporaryDirectory() as directory:

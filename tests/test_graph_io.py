@@ -485,9 +485,12 @@ def test_not_a_graph_def_and_function_libraries():
         rebuild_graph(b"bytes")
     with pytest.raises(TypeError, match="GraphDef"):
         import_graph_def("text")
+    # Library functions are read as the If/While ops that name them (tests/
+    # test_tf_interop_control_flow.py); a node calling one as its op type is not supported.
     gd = graph_pb2.GraphDef()
     gd.library.function.add().signature.name = "f"
-    with pytest.raises(ValueError, match="function library"):
+    gd.node.add(name="call", op="f")
+    with pytest.raises(ValueError, match="Op type not registered 'f'"):
         rebuild_graph(gd)
 
 
@@ -654,3 +657,27 @@ def test_import_errors_and_failed_imports_change_nothing():
     graph.finalize()
     with pytest.raises(RuntimeError, match="finalized"):
         import_graph_def(_affine_graph_def())
+
+
+def test_a_graph_reads_in_a_process_that_has_not_loaded_its_ops(tmp_path):
+    # A program that only touched the graph reader (or tf.train) has not imported the modules
+    # that define nn ops; reading a graph with a Relu must load them, not fail.
+    import subprocess
+    import sys
+    with tf.Graph().as_default() as g:
+        x = tf.placeholder(tf.float32, [None, 2], name="x")
+        tf.nn.relu(tf.nn.bias_add(x, tf.constant([1.0, -1.0])), name="y")
+    path = tmp_path / "g.pb"
+    path.write_bytes(g.as_graph_def().SerializeToString())
+    script = (
+        "from tensorboard.compat.proto import graph_pb2\n"
+        "from tfjupyter.framework import graph_io\n"
+        "from tfjupyter.framework.ops import Graph\n"
+        f"gd = graph_pb2.GraphDef(); gd.ParseFromString(open({str(path)!r}, 'rb').read())\n"
+        "with Graph().as_default() as g:\n"
+        "    graph_io.import_graph_def(gd, name='')\n"
+        "    print(sorted(op.type for op in g.get_operations()))\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split("\n")[0] == "['BiasAdd', 'Const', 'Placeholder', 'Relu']"

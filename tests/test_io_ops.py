@@ -86,6 +86,10 @@ def test_fixed_length_reader_hop_bytes_overlapping_records(tmp_path):
         got = read_all(sess, *reader.read_up_to(q, 2))
     assert got == [(key(p, 0), bytes([0, 1, 2, 3])), (key(p, 1), bytes([2, 3, 4, 5])),
                    (key(p, 2), bytes([4, 5, 6, 7]))]
+    with tf.Session() as sess:   # one record per read: the same records
+        q = filename_queue(sess, [str(p)])
+        reader = tf.FixedLengthRecordReader(4, header_bytes=2, footer_bytes=1, hop_bytes=2)
+        assert read_all(sess, *reader.read(q)) == got
 
 
 def test_read_up_to_returns_at_most_n_and_never_spans_files(fixed_files):
@@ -262,6 +266,14 @@ def test_tfrecord_corruption_is_data_loss_naming_file_and_op(tmp_path):
         with pytest.raises(errors.DataLossError) as info:
             sess.run(values, options=BOUNDED)
         assert str(p) in str(info.value) and "read_batch" in str(info.value)
+    with tf.Session() as sess:   # one record per read: the same, and the reader stays there
+        q = filename_queue(sess, [str(p)])
+        keys, values = tf.TFRecordReader().read(q, name="read_one")
+        assert sess.run(values) == b"good"
+        for _ in range(2):
+            with pytest.raises(errors.DataLossError, match="read_one") as info:
+                sess.run(values, options=BOUNDED)
+            assert f"corrupted record at 20 in {p}" in str(info.value)
 
 
 # -- the filename queue ----------------------------------------------------------------------------

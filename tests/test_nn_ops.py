@@ -783,3 +783,33 @@ def test_atrous_conv2d_and_convolution():
                                                  (1, 3))[:, 0], rtol=1e-10)
     with pytest.raises(ValueError, match="rate 0 cannot be less than one"):
         tf.nn.atrous_conv2d(x_val, w_val, 0, "SAME")
+
+
+@pytest.mark.parametrize("strides,dilation,padding", [
+    ((1, 1), 1, "SAME"), ((2, 2), 1, "VALID"), ((1, 2), 1, "SAME"), ((1, 1), 2, "SAME")])
+def test_single_channel_conv_and_filter_gradient_match_sliding_windows(strides, dilation, padding):
+    # One input channel builds its patches transposed (nn_kernels._im2col_single_channel):
+    # compare with sliding windows over the padded image, in float64.
+    from numpy.lib.stride_tricks import sliding_window_view
+    rng = np.random.RandomState(5)
+    x = rng.randn(3, 11, 10, 1)
+    w = rng.randn(3, 3, 1, 4)
+    span = 2 * dilation + 1
+    with tf.Graph().as_default():
+        xt, wt = tf.constant(x), tf.constant(w)
+        y = tf.nn.conv2d(xt, wt, [1, *strides, 1], padding, dilations=[1, dilation, dilation, 1])
+        dy = tf.constant(rng.randn(*y.shape.as_list()))
+        dw = tf.nn.conv2d_backprop_filter(xt, tf.constant(list(w.shape)), dy, [1, *strides, 1],
+                                          padding, dilations=[1, dilation, dilation, 1])
+        with tf.Session() as sess:
+            got_y, got_dw, dyv = sess.run([y, dw, dy])
+    if padding == "SAME":
+        out_h, out_w = -(-11 // strides[0]), -(-10 // strides[1])
+        pad_h = max((out_h - 1) * strides[0] + span - 11, 0)
+        pad_w = max((out_w - 1) * strides[1] + span - 10, 0)
+        x = np.pad(x, ((0, 0), (pad_h // 2, pad_h - pad_h // 2), (pad_w // 2, pad_w - pad_w // 2),
+                       (0, 0)))
+    windows = sliding_window_view(x, (span, span), axis=(1, 2))[
+        :, ::strides[0], ::strides[1], :, ::dilation, ::dilation]
+    np.testing.assert_allclose(got_y, np.einsum("nijcab,abco->nijo", windows, w), atol=1e-12)
+    np.testing.assert_allclose(got_dw, np.einsum("nijcab,nijo->abco", windows, dyv), atol=1e-11)

@@ -259,6 +259,65 @@ def test_parse_single_example_agrees_with_parse_example():
     assert out[0].tolist() == [-1, 2 ** 62] and out[1] == 128   # keys: i, one, x
 
 
+def test_parse_single_example_over_records_sharing_a_layout():
+    # One kernel parses record after record (as a reader's runner threads do): records laid out
+    # like an earlier one reuse where its values were; any difference in the bytes around the
+    # values (key order, lengths) or a varint longer than a byte must still give the proto's
+    # values, or its error.
+    def entry(key, feature_bytes):
+        return field_bytes(1, field_bytes(1, key) + field_bytes(2, feature_bytes))
+
+    def example(*entries):
+        return field_bytes(1, b"".join(entries))
+
+    def ints(values):
+        return field_bytes(3, field_bytes(1, b"".join(varint(v) for v in values)))
+
+    def text(value):
+        return field_bytes(1, field_bytes(1, value))
+
+    features = {"pair": tf.FixedLenFeature([2], tf.int64),
+                "raw": tf.FixedLenFeature([], tf.string),
+                "x": tf.FixedLenFeature([1, 2], tf.float32)}
+    def floats(a, b):
+        return field_bytes(2, field_bytes(1, struct.pack("<2f", a, b)))
+
+    cases = [  # (record, pair, raw, x) or (record, error)
+        (example(entry(b"pair", ints([1, 2])), entry(b"raw", text(b"ab")),
+                 entry(b"x", floats(0.5, 1.5))), [1, 2], b"ab", [[0.5, 1.5]]),
+        (example(entry(b"pair", ints([3, 127])), entry(b"raw", text(b"cd")),
+                 entry(b"x", floats(-2.0, 3.0))), [3, 127], b"cd", [[-2.0, 3.0]]),
+        # the same length and frame, but [200] is one two-byte varint: one value, not two
+        (example(entry(b"pair", ints([200])), entry(b"raw", text(b"ef")),
+                 entry(b"x", floats(1.0, 2.0))), "Number of int64 values != expected"),
+        # other key order, same length
+        (example(entry(b"x", floats(4.0, 5.0)), entry(b"raw", text(b"gh")),
+                 entry(b"pair", ints([5, 6]))), [5, 6], b"gh", [[4.0, 5.0]]),
+        (example(entry(b"pair", ints([7, 8])), entry(b"raw", text(b"")),
+                 entry(b"x", floats(6.0, 7.0))), [7, 8], b"", [[6.0, 7.0]]),
+        (example(entry(b"pair", ints([9, 2 ** 40])), entry(b"raw", text(b"\0" * 200)),
+                 entry(b"x", floats(8.0, 9.0))), [9, 2 ** 40], b"\0" * 200, [[8.0, 9.0]]),
+        (example(entry(b"pair", ints([1, 2])), entry(b"raw", field_bytes(
+            1, field_bytes(1, b"a") + field_bytes(1, b"b"))), entry(b"x", floats(0.5, 1.5))),
+         "Number of string values != expected"),
+        (example(entry(b"pair", ints([10, 11])), entry(b"raw", text(b"ij")),
+                 entry(b"x", floats(0.25, 0.75))), [10, 11], b"ij", [[0.25, 0.75]]),
+    ]
+    serialized = tf.placeholder(tf.string, [])
+    parsed = tf.parse_single_example(serialized, features)
+    fetch = [parsed["pair"], parsed["raw"], parsed["x"]]
+    with tf.Session() as sess:
+        for record, *want in cases * 2:
+            if len(want) == 1:
+                with pytest.raises(errors.InvalidArgumentError, match=want[0]):
+                    sess.run(fetch, {serialized: record})
+                continue
+            pair, raw, x = sess.run(fetch, {serialized: record})
+            assert pair.dtype == np.int64 and pair.tolist() == want[0]
+            assert type(raw) is bytes and raw == want[1]   # a scalar string: bytes, as in TF
+            assert x.dtype == np.float32 and x.tolist() == want[2]
+
+
 def test_parse_single_example_errors_from_the_batch_path():
     feats = {"x": tf.FixedLenFeature([2], tf.float32)}
     _parse_error(_example(x=[1.0]), feats, "Number of float values != expected", single=True)

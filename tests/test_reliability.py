@@ -185,6 +185,25 @@ def test_operation_timeout_is_every_steps_deadline(where, tasks):
 
 
 # -- finding 3: a frozen peer is found within 15 s --------------------------------------------
+def _freeze(proc, timeout: float = 10.0) -> None:
+    """SIGSTOP, then wait until every thread of ``proc`` is stopped: the signal stops them one
+    after another, and a thread not stopped yet may still answer a step sent meanwhile."""
+    proc.send_signal(signal.SIGSTOP)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        states = []
+        for tid in os.listdir(f"/proc/{proc.pid}/task"):
+            try:
+                with open(f"/proc/{proc.pid}/task/{tid}/stat") as f:
+                    states.append(f.read().rpartition(")")[2].split()[0])
+            except OSError:   # a thread that just ended
+                pass
+        if all(state in ("T", "t") for state in states):
+            return
+        time.sleep(0.005)
+    raise AssertionError(f"process {proc.pid} did not stop within {timeout} s")
+
+
 @pytest.mark.parametrize("step", ["registered after the freeze", "registered before"])
 def test_a_frozen_ps_fails_the_steps_that_need_it_within_15_s(tasks, step):
     """A step new to the session registers its partition by gRPC; one run before is started
@@ -203,7 +222,7 @@ def test_a_frozen_ps_fails_the_steps_that_need_it_within_15_s(tasks, step):
                 assert sess.run(v) == 1.0
                 if step == "registered before":
                     assert sess.run(doubled) == 2.0
-                ps.send_signal(signal.SIGSTOP)
+                _freeze(ps)
                 try:
                     start = time.monotonic()
                     with pytest.raises(tf.errors.UnavailableError,

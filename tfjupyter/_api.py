@@ -54,8 +54,11 @@ from . import logging  # noqa: F401,E402  (tf.logging)
 from .ops.logging_ops import Assert, Print  # noqa: F401,E402
 from .ops.script_ops import numpy_function, py_func  # noqa: F401,E402
 from .ops.check_ops import *  # noqa: F401,F403,E402  (tf.assert_*)
-# tf.NodeDef is the protobuf class of a GraphDef's nodes (graph_def.node[i]), as in TensorFlow.
+# tf.GraphDef, tf.NodeDef, tf.MetaGraphDef: the protobuf classes of TF's graph files, as in
+# TensorFlow 1.x (`gd = tf.GraphDef(); gd.ParseFromString(f.read())`).
+from tensorboard.compat.proto.graph_pb2 import GraphDef  # noqa: F401,E402
 from tensorboard.compat.proto.node_def_pb2 import NodeDef  # noqa: F401,E402
+from .framework.meta_graph import MetaGraphDef  # noqa: F401,E402
 from .app import flags  # noqa: F401,E402
 from .summary import Event, SessionLog, Summary  # noqa: F401,E402
 # TF 1.4-1.15's additions: tf.metrics, lookup tables, decode_csv, the 1.13+ namespaces.

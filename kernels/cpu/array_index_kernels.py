@@ -275,24 +275,47 @@ def gather_nd(op, ctx):
     return run
 
 
+def _check_scatter(indices, updates, shape: tuple, what: str) -> int:
+    """Checks a scatter's updates' shape and index tuples against the ``shape`` they go into
+    (``what`` names it); returns K, the index tuples' length."""
+    k = indices.shape[-1]
+    want = indices.shape[:-1] + shape[k:]
+    if k > len(shape) or np.shape(updates) != want:
+        raise ValueError(f"updates.shape {dims_text(np.shape(updates))} must be "
+                         f"indices.shape[:-1] + {what}[indices.shape[-1]:] = "
+                         f"{dims_text(want) if k <= len(shape) else '?'}")
+    limits = np.asarray(shape[:k], dtype=np.int64)
+    if _out_of_bounds(indices, limits):
+        raise ValueError(_tuple_error(indices, limits, what.replace(".", " ")))
+    return k
+
+
 @KERNELS.register("ScatterNd")
 def scatter_nd(op, ctx):
     def run(indices, updates, shape):
         shape = tuple(shape.tolist())
-        k = indices.shape[-1]
-        want = indices.shape[:-1] + shape[k:]
-        if k > len(shape) or np.shape(updates) != want:
-            raise ValueError(f"updates.shape {dims_text(np.shape(updates))} must be "
-                             f"indices.shape[:-1] + shape[indices.shape[-1]:] = "
-                             f"{dims_text(want) if k <= len(shape) else '?'}")
-        limits = np.asarray(shape[:k], dtype=np.int64)
-        if _out_of_bounds(indices, limits):
-            raise ValueError(_tuple_error(indices, limits, "shape"))
+        k = _check_scatter(indices, updates, shape, "shape")
         out = np.zeros(shape, dtype=updates.dtype)
         if k == 0:
             out += np.reshape(updates, (-1,) + shape).sum(axis=0, dtype=updates.dtype)
         else:
             np.add.at(out, tuple(np.moveaxis(indices, -1, 0)), updates)
+        return out
+    return run
+
+
+@KERNELS.register("TensorScatterUpdate")
+def tensor_scatter_update(op, ctx):
+    def run(tensor, indices, updates):
+        shape = np.shape(tensor)
+        k = _check_scatter(indices, updates, shape, "tensor.shape")
+        out = np.array(tensor, copy=True)
+        if k == 0:                            # each update is the whole tensor: the last wins
+            rows = np.reshape(updates, (-1,) + shape)
+            if len(rows):
+                out[...] = rows[-1]
+        else:
+            out[tuple(np.moveaxis(indices, -1, 0))] = updates
         return out
     return run
 

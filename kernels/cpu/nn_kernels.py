@@ -204,6 +204,29 @@ def _im2col(src, kh, kw, sh, sw, dh, dw, oh, ow, cols):
 
 
 @njit(cache=True, nogil=True)
+def _im2col_single_channel(src, kh, kw, sh, sw, dh, dw, oh, ow, cols_t):
+    """_im2col for one input channel, transposed: cols_t[(a, q), (b, i, j)].  A window row
+    of one channel is only kw values, too short a copy to pay for its loop; along an output
+    row the runs are ow long (contiguous at stride 1): 2x faster at MNIST's 28 x 28 x 1."""
+    n = src.shape[0]
+    for a in range(kh):
+        for q in range(kw):
+            dst = cols_t[a * kw + q]
+            for b in range(n):
+                for i in range(oh):
+                    line = src[b, i * sh + a * dh, :, 0]
+                    base = (b * oh + i) * ow
+                    start = q * dw
+                    if sw == 1:
+                        seg = line[start:start + ow]
+                        for j in range(ow):
+                            dst[base + j] = seg[j]
+                    else:
+                        for j in range(ow):
+                            dst[base + j] = line[start + j * sw]
+
+
+@njit(cache=True, nogil=True)
 def _col2im(cols, kh, kw, sh, sw, dh, dw, oh, ow, dst):
     """Adds patch rows back into the zeroed (padded) images ``dst``: _im2col's adjoint."""
     n, hd, wd, c = dst.shape
@@ -436,7 +459,10 @@ def _patch_chunks(x: np.ndarray, ranges: Iterable[Tuple[int, int]], step: int, k
     c = x.shape[3]
     k = kh * kw * c
     rows = geo.oh * geo.ow
-    cols = _SCRATCH.take((step * rows, k), x.dtype)
+    # One channel: the patches are built transposed (k x rows) and handed out as the
+    # transpose's view, which the BLAS reads with its transpose flag.
+    single = c == 1
+    cols = _SCRATCH.take((k, step * rows) if single else (step * rows, k), x.dtype)
     frame = None
     if not geo.direct:
         frame = _SCRATCH.take((step, geo.hf, geo.wf, c), x.dtype)
@@ -452,16 +478,23 @@ def _patch_chunks(x: np.ndarray, ranges: Iterable[Tuple[int, int]], step: int, k
                 else:
                     src = frame[:b1 - b0]
                     src[inside] = x[b0:b1]
-                _im2col(src, kh, kw, strides[0], strides[1], dilations[0], dilations[1],
-                        geo.oh, geo.ow, cols)
-                yield b0, b1, cols[:(b1 - b0) * rows]
+                if single:
+                    _im2col_single_channel(src, kh, kw, strides[0], strides[1], dilations[0],
+                                           dilations[1], geo.oh, geo.ow, cols)
+                    yield b0, b1, cols[:, :(b1 - b0) * rows].T
+                else:
+                    _im2col(src, kh, kw, strides[0], strides[1], dilations[0], dilations[1],
+                            geo.oh, geo.ow, cols)
+                    yield b0, b1, cols[:(b1 - b0) * rows]
     finally:
         _SCRATCH.give(cols, frame)
 
 
 def conv2d_forward(x: np.ndarray, w: np.ndarray, strides: Tuple[int, int], same: bool,
-                   dilations: Tuple[int, int] = (1, 1)) -> np.ndarray:
-    """NHWC input * HWIO filter -> NHWC output: TF's Conv2D."""
+                   dilations: Tuple[int, int] = (1, 1),
+                   epilogue: Optional[Callable[[np.ndarray, slice], None]] = None) -> np.ndarray:
+    """NHWC input * HWIO filter -> NHWC output: TF's Conv2D.  ``epilogue(rows, columns)``
+    runs on each part of the output (output pixels x out channels) while it is in cache."""
     x = np.ascontiguousarray(x)
     w = np.ascontiguousarray(w, dtype=x.dtype)
     n, h, wd, c = x.shape
@@ -473,12 +506,16 @@ def conv2d_forward(x: np.ndarray, w: np.ndarray, strides: Tuple[int, int], same:
     w2, y2 = w.reshape(k, co), y.reshape(n * rows, co)
     if kh == kw == strides[0] == strides[1] == 1:
         np.matmul(x.reshape(-1, c), w2, out=y2)
+        if epilogue is not None:
+            epilogue(y2, slice(None))
         return y
     step = _images_per_chunk(n, rows * k * x.itemsize, _CHUNK_BYTES)
 
     def work(ranges) -> None:
         for b0, b1, cols in _patch_chunks(x, ranges, step, kh, kw, strides, dilations, geo):
             np.matmul(cols, w2, out=y2[b0 * rows:b1 * rows])
+            if epilogue is not None:
+                epilogue(y2[b0 * rows:b1 * rows], slice(None))
     _WORKERS.share(work, n, step, big=2 * y.size * k >= _PARALLEL_MIN_FLOPS)
     return y
 
@@ -715,6 +752,102 @@ def bias_add_kernel(op, ctx):
 def bias_add_grad_kernel(op, ctx):
     _check_nhwc(op)
     return _half_as_float32(op, bias_add_grad)
+
+
+# ---------------------------------------------------------------------------------------
+# Fused groups (tfjupyter/runtime/fusion.py): a product with its bias and activation applied
+# to each part of the output while it is in cache, and ReluGrad with the BiasAddGrad that sums
+# its output in one pass.
+
+_ACTIVATION_CODES = {"Relu": 1, "Relu6": 2}
+
+
+# Relu keeps NaN (as np.maximum does in the Relu kernel): ``v < 0`` is False for NaN.
+@njit(cache=True, nogil=True)
+def _bias_activation_nb(y, bias, activation):
+    for i in range(y.shape[0]):
+        row = y[i]
+        if activation == 0:
+            for j in range(row.shape[0]):
+                row[j] += bias[j]
+        elif activation == 1:
+            for j in range(row.shape[0]):
+                v = row[j] + bias[j]
+                row[j] = 0 if v < 0 else v
+        else:
+            for j in range(row.shape[0]):
+                v = row[j] + bias[j]
+                row[j] = 0 if v < 0 else (6 if v > 6 else v)
+
+
+@njit(cache=True, nogil=True)
+def _relu_grad_column_sums_nb(grad, features, out):
+    sums = np.zeros(out.shape[1], np.float64)
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            v = grad[i, j] if features[i, j] > 0 else 0.0
+            out[i, j] = v
+            sums[j] += v
+    return sums
+
+
+def _epilogue(group, bias: Optional[np.ndarray], columns: int, dtype):
+    """A _Fused* group's epilogue: adds the bias (none: zeros) and applies the activation, in
+    place, on a part of an output of ``columns`` channels."""
+    if bias is None:
+        bias = np.zeros(columns, dtype)
+    elif bias.shape != (columns,):
+        raise ValueError(f"Must provide as many biases as the last dimension of the input "
+                         f"tensor: {list(bias.shape)} vs. {columns}")
+    bias = np.ascontiguousarray(bias, dtype)
+    activation = _ACTIVATION_CODES.get(group.fused_ops[-1], 0)
+
+    def epilogue(part: np.ndarray, cols: slice) -> None:
+        _bias_activation_nb(part, bias[cols], activation)
+    return epilogue
+
+
+@KERNELS.register("_FusedConv2D")
+def fused_conv2d_kernel(group, ctx):
+    conv = group.ops[0]
+    strides, same, dilations = _conv_params(conv)
+    dtype = conv.outputs[0].dtype.as_numpy_dtype
+
+    def run(x, w, bias=None):
+        epilogue = _epilogue(group, bias, w.shape[-1], dtype)
+        return conv2d_forward(x, w, strides, same, dilations, epilogue=epilogue)
+    return run
+
+
+@KERNELS.register("_FusedMatMul")
+def fused_matmul_kernel(group, ctx):
+    from .math_kernels import matmul_2d
+    ta, tb = group.ops[0].get_attr("transpose_a"), group.ops[0].get_attr("transpose_b")
+    dtype = group.ops[0].outputs[0].dtype.as_numpy_dtype
+
+    def run(a, b, bias=None):
+        a, b = a.T if ta else a, b.T if tb else b
+        return matmul_2d(a, b, dtype, epilogue=_epilogue(group, bias, b.shape[1], dtype))
+    return run
+
+
+@KERNELS.register("_FusedReluGradBiasAddGrad")
+def fused_relu_grad_bias_add_grad_kernel(group, ctx):
+    def run(gradients, features):
+        if gradients.shape != features.shape:
+            raise ValueError(f"gradients and features must have the same shape: "
+                             f"{list(gradients.shape)} vs. {list(features.shape)}")
+        c = gradients.shape[-1] if gradients.ndim else 1
+        g2 = np.ascontiguousarray(gradients).reshape(-1, c)
+        f2 = np.ascontiguousarray(features).reshape(-1, c)
+        out = np.empty(gradients.shape, gradients.dtype)
+        out2 = out.reshape(-1, c)
+
+        def work(lo: int, hi: int) -> np.ndarray:
+            return _relu_grad_column_sums_nb(g2[lo:hi], f2[lo:hi], out2[lo:hi])
+        parts = _WORKERS.map(work, g2.shape[0], big=out.nbytes >= _PARALLEL_MIN_BYTES)
+        return out, sum(parts[1:], parts[0]).astype(gradients.dtype)
+    return run
 
 
 # ---------------------------------------------------------------------------------------

@@ -524,52 +524,152 @@ def parse_example(op, ctx):
 _ZERO = np.zeros(1, dtype=np.int64)   # the rows and offsets of a batch of one
 
 
+def _dense_values(record: bytes, spans) -> list:
+    """The dense values of one record from their spans, (start, end, kind, size, shape) each:
+    packed little-endian floats, packed int64 varints, or one string."""
+    out = []
+    for start, end, kind, size, shape in spans:
+        if kind == _FLOAT:   # a copy, in native order
+            value = np.frombuffer(record, dtype="<f4", count=size, offset=start).astype(
+                np.float32)
+        elif kind == _INT64 and not shape and end - start == 1:
+            out.append(np.array(record[start], dtype=np.int64))   # a label, usually
+            continue
+        elif kind == _INT64 and end - start == size:
+            # As many bytes as varints: every value is a one-byte varint (0..127), so the
+            # bytes are the values (labels, mostly).
+            value = np.frombuffer(record, dtype=np.uint8, count=size, offset=start).astype(
+                np.int64)
+        elif kind == _INT64:
+            value = np.empty(size, dtype=np.int64)
+            _fill_int64(np.frombuffer(record, dtype=np.uint8), np.array([start]),
+                        np.array([end]), _ZERO, _ZERO, value)
+        else:   # one string, kept as bytes in an object array
+            value = np.empty(1, dtype=object)
+            value[0] = record[start:end]
+        out.append(value if len(shape) == 1 else value.reshape(shape))
+    return out
+
+
+class _Layout:
+    """Where one record's dense values lie, and the bytes around them (its "frame": tags,
+    lengths, keys, unwanted features).
+
+    A record of the same length whose frame bytes are equal has its values at the same places,
+    of the same kinds and counts: each of the indexer's decisions depends on frame bytes only,
+    since floats are fixed-size, an int64 list whose bytes are all below 0x80 holds one value
+    per byte (checked per record: layouts are made only of such lists) and a string's bytes are
+    opaque. Records written by one program usually share one layout, so checking the frame
+    (a few bytes compares) replaces indexing each record."""
+
+    __slots__ = ("length", "frame", "spans", "int_spans")
+
+    def __init__(self, record: bytes, spans: list):
+        self.length = len(record)
+        self.spans = spans
+        self.frame = []   # (offset, the bytes there)
+        at = 0
+        for start, end, *_ in sorted(spans):
+            if start > at:
+                self.frame.append((at, record[at:start]))
+            at = end
+        if at < len(record):
+            self.frame.append((at, record[at:]))
+        self.int_spans = [(start, end) for start, end, kind, _, _ in spans
+                          if kind == _INT64 and end > start]
+
+    def matches(self, record: bytes) -> bool:
+        if len(record) != self.length:
+            return False
+        for at, frame in self.frame:
+            if not record.startswith(frame, at):
+                return False
+        for start, end in self.int_spans:
+            if max(record[start:end]) >= 0x80:   # a longer varint: fewer values than bytes
+                return False
+        return True
+
+
+def _one_string_span(record: bytes, start: int, end: int):
+    """The span of the one value of the BytesList record[start:end] (its tag 0x0a, its length,
+    its bytes), or None if the list is not exactly that."""
+    if end - start < 2 or record[start] != 0x0A:
+        return None
+    length, shift, p = 0, 0, start + 1
+    while p < end and shift < 64:
+        b = record[p]
+        p += 1
+        length |= (b & 0x7F) << shift
+        if b < 0x80:
+            return (p, end) if p + length == end else None
+        shift += 7
+    return None
+
+
 class _SingleDense:
     """ParseSingleExample's fast path: an example whose dense features are all present, of
-    their declared kind and size (what the batch path calls "the usual case").
+    their declared kind and size (what the batch path calls "the usual case"), each string
+    feature holding one value.
 
     The queue-based tutorial pipelines parse one record per step of each runner thread, so the
     batch path's fixed costs (joining, cumsums, [1, n_keys] index arrays, checks done with numpy
     reductions, a Numba call per feature) were most of a step. Here one Numba call indexes the
     record (the same indexer, so the same canonical-or-not decision) and the values are taken
-    with numpy straight from the record's bytes. Anything else (no such case, sparse features,
-    strings, a non-canonical encoding) returns None: the batch path then decides, with its
-    errors and defaults."""
+    with numpy straight from the record's bytes. The record's _Layout is kept: the next records
+    that share it skip the indexer too. Anything else (no such case, sparse features, a
+    non-canonical encoding) returns None: the batch path then decides, with its errors and
+    defaults."""
 
     def __init__(self, spec: _Spec):
         self.keys, self.key_starts, self.key_ends = spec.key_table
         self.n_keys = len(self.key_starts)
-        self.usable = not spec.sparse_keys and all(t != "string" for t in spec.dense_types)
+        self.usable = not spec.sparse_keys and all(
+            t != "string" or size == 1 for t, size in zip(spec.dense_types, spec.dense_sizes))
         self.dense = [(_KIND_OF_DTYPE[t], size, shape) for t, size, shape in
                       zip(spec.dense_types, spec.dense_sizes, spec.dense_shapes)]
+        # The last layout made (replaced whole: the runner threads that share this kernel need
+        # no lock), and how many were made and reused. Where records rarely share one (an
+        # unwanted feature that varies, say), making them would only cost: then they stop.
+        self.layout = None
+        self.layouts_made = self.layout_hits = 0
 
     def __call__(self, record: bytes):
         if not self.usable or not record:
             return None
+        layout = self.layout
+        if layout is not None and layout.matches(record):
+            self.layout_hits += 1
+            return _dense_values(record, layout.spans)
+        spans = self._index(record)
+        if spans is None:
+            return None
+        if self.layouts_made < 4 or self.layout_hits >= 4 * self.layouts_made:
+            if all(kind != _INT64 or end - start == size
+                   for start, end, kind, size, _ in spans):
+                self.layout = _Layout(record, spans)
+                self.layouts_made += 1
+        return _dense_values(record, spans)
+
+    def _index(self, record: bytes):
+        """The spans of the dense features' values, (start, end, kind, size, shape) each, by
+        the indexer; None unless this is the usual case."""
         buf = np.frombuffer(record, dtype=np.uint8)
         index = np.empty((4, 1, self.n_keys), dtype=np.int64)   # kind, vstart, vend, count
         if _index_one(buf, self.keys, self.key_starts, self.key_ends, index) != _OK:
             return None
         kinds, vstarts, vends, counts = index[:, 0, :].tolist()
-        out = []
+        spans = []
         for k, (want, size, shape) in enumerate(self.dense):
             if kinds[k] != want or counts[k] != size:
                 return None
-            start = vstarts[k]
-            if want == _FLOAT:   # packed little-endian floats: a copy, in native order
-                value = np.frombuffer(record, dtype="<f4", count=size, offset=start).astype(
-                    np.float32)
-            elif vends[k] - start == size:
-                # As many bytes as varints: every value is a one-byte varint (0..127), so the
-                # bytes are the values (labels, mostly).
-                value = np.frombuffer(record, dtype=np.uint8, count=size, offset=start).astype(
-                    np.int64)
-            else:
-                value = np.empty(size, dtype=np.int64)
-                _fill_int64(buf, np.array([start]), np.array([vends[k]]), _ZERO, _ZERO,
-                            value)
-            out.append(value.reshape(shape))
-        return out
+            start, end = vstarts[k], vends[k]
+            if want == _BYTES:
+                span = _one_string_span(record, start, end)
+                if span is None:
+                    return None
+                start, end = span
+            spans.append((start, end, want, size, shape))
+        return spans
 
 
 @KERNELS.register("ParseSingleExample")
@@ -578,10 +678,13 @@ def parse_single_example(op, ctx):
     fast = _SingleDense(spec)
 
     def run(serialized, *defaults):
-        if np.ndim(serialized) != 0:
+        if type(serialized) is np.ndarray and serialized.ndim == 0:   # a reader's record
+            record = serialized[()]
+        elif np.ndim(serialized) == 0:
+            record = serialized
+        else:
             raise spec.error(f"serialized must be a scalar, got shape "
                              f"{dims_text(np.shape(serialized))}")
-        record = serialized[()] if type(serialized) is np.ndarray else serialized
         if type(record) is bytes:
             dense = fast(record)
             if dense is not None:

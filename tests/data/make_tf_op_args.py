@@ -37,20 +37,30 @@ def arg_spec(arg) -> str:
     return (f"{arg.number_attr}*" if arg.number_attr else "") + arg.type_attr
 
 
-def main():
+def write_table(path: str, header: str, entry) -> None:
+    """A module: the header, then ``entry(op)`` for each public op of TensorFlow's registry
+    (none where it gives None)."""
     buffer = pywrap_tf_session.TF_GetAllOpList()
     op_list = op_def_pb2.OpList.FromString(pywrap_tf_session.TF_GetBuffer(buffer))
     lines = []
     for op in sorted(op_list.op, key=lambda op: op.name):
-        inputs = tuple(arg_spec(a) for a in op.input_arg)
-        outputs = tuple(arg_spec(a) for a in op.output_arg)
-        if op.name.startswith("_") or not any(inputs + outputs):
-            continue
-        lines.append(f"    {op.name!r}: ({inputs!r}, {outputs!r}),\n")
-    with open(OUT, "w") as f:
-        f.write(HEADER.format(version=tf.__version__))
+        value = None if op.name.startswith("_") else entry(op)
+        if value is not None:
+            lines.append(f"    {op.name!r}: {value!r},\n")
+    with open(path, "w") as f:
+        f.write(header.format(version=tf.__version__))
         f.writelines(lines)
         f.write("}\n")
+
+
+def op_args(op):
+    inputs = tuple(arg_spec(a) for a in op.input_arg)
+    outputs = tuple(arg_spec(a) for a in op.output_arg)
+    return (inputs, outputs) if any(inputs + outputs) else None
+
+
+def main():
+    write_table(OUT, HEADER, op_args)
 
 
 if __name__ == "__main__":

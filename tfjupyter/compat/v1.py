@@ -14,6 +14,8 @@ import tfjupyter as _tf
 def __getattr__(name: str):
     if name == "__all__":    # from tfjupyter.compat.v1 import *
         return _tf.__all__
+    if name == "__version__":    # tf.compat.v1.__version__ is the package's version
+        return _tf.__version__
     if name.startswith("__"):
         raise AttributeError(f"module 'tfjupyter.compat.v1' has no attribute {name!r}")
     try:

@@ -6,10 +6,12 @@ every run takes the next element, and fails with ``OutOfRangeError`` at the end 
 """
 from __future__ import annotations
 
+import logging
 from typing import Optional
 
 from ..framework import dtypes, nest
-from ..framework.ops import Operation, Tensor, colocate_with, convert_to_tensor, device
+from ..framework.ops import (Operation, Tensor, colocate_with, convert_to_tensor, device,
+                             get_default_graph)
 from ..framework.ops import op as _new_op
 from .dataset_ops import Dataset
 from .structure import HasStructure, Structure, structure_from
@@ -29,6 +31,54 @@ def _placeholders_in(t: Tensor):
             found.append(op)
         pending.extend(x.op for x in op.inputs)
     return found
+
+
+# Ops a dataset captured by value cannot copy: their state would not be the original's.
+_STATEFUL_OP_TYPES = {"VariableV2", "Variable", "VarHandleOp", "HashTableV2", "HashTable",
+                      "MutableHashTableV2", "MutableHashTable"}
+
+
+def _in_graph(variant: Tensor, graph) -> Tensor:
+    """A dataset's variant in the iterator's ``graph``. TF 1.4-1.12 built a dataset's ops where
+    its iterator was made, so programs of that time build datasets outside an Estimator's
+    input_fn (TF 1.13+ refuse them: tensorflow/tensorflow#27872); here such a dataset is copied
+    into the iterator's graph, with TF 1.13's warning."""
+    if variant.graph is graph:
+        return variant
+    logging.getLogger("tfjupyter").warning(
+        "The graph (%s) of the iterator is different from the graph (%s) the dataset: %s was "
+        "created in. If you are using the Estimator API, make sure that no part of the dataset "
+        "returned by the `input_fn` function is defined outside the `input_fn` function.",
+        graph, variant.graph, variant)
+    return _captured_by_value(variant, graph)
+
+
+def _captured_by_value(t: Tensor, graph) -> Tensor:
+    """``t`` rebuilt in ``graph`` from copies of the ops it depends on (as TF 1.x's
+    Defun(capture_by_value=True) copied a one-shot iterator's dataset)."""
+    order, seen, stack = [], set(), [(t.op, False)]
+    while stack:    # depth-first: every op after the ops it reads
+        op, inputs_done = stack.pop()
+        if inputs_done:
+            order.append(op)
+        elif op not in seen:
+            seen.add(op)
+            stack.append((op, True))
+            stack.extend((x.op, False) for x in op.inputs)
+            stack.extend((c, False) for c in op.control_inputs)
+    copies = {}
+    with graph.as_default():
+        for op in order:
+            if op.type in _STATEFUL_OP_TYPES:
+                raise ValueError(f"Cannot capture a stateful node (name:{op.name}, type:"
+                                 f"{op.type}) by value: the dataset ({t.op.name}) belongs to "
+                                 "another graph than its iterator; build the dataset in the "
+                                 "iterator's graph (an Estimator's input_fn) instead.")
+            attrs = {k: v for k, v in op._attrs.items() if k != "_class"}
+            copies[op] = graph.create_op(
+                op.type, [copies[x.op].outputs[x.value_index] for x in op.inputs], attrs,
+                name=op.name, control_inputs=[copies[c] for c in op.control_inputs])
+    return copies[t.op].outputs[t.value_index]
 
 
 class Iterator(HasStructure):
@@ -72,8 +122,9 @@ class Iterator(HasStructure):
                              "by value: a one-shot iterator cannot be parameterized; use "
                              "make_initializable_iterator() instead.")
         structure = dataset._structure
-        with dataset._variant.graph.as_default(), device("/device:CPU:0"):
-            handle = _new_op("OneShotIterator", [dataset._variant],
+        variant = _in_graph(dataset._variant, get_default_graph())
+        with variant.graph.as_default(), device("/device:CPU:0"):
+            handle = _new_op("OneShotIterator", [variant],
                              dict(structure.attrs(), shared_name="", container=""),
                              name="OneShotIterator").outputs[0]
         return Iterator(handle, structure)
@@ -93,11 +144,6 @@ class Iterator(HasStructure):
         iterator's structure, dtypes and compatible shapes."""
         if not isinstance(dataset, Dataset):
             raise TypeError(f"make_initializer() needs a Dataset, got {dataset!r}")
-        if dataset._variant.graph is not self._handle.graph:
-            raise ValueError(f"The dataset ({dataset._variant.op.name}) belongs to another graph "
-                             f"than the iterator ({self._handle.op.name}): as in TF 1.13+, a "
-                             "dataset stays in the graph it was built in; an Estimator's "
-                             "input_fn must build its dataset itself.")
         mine, theirs = self._structure, dataset._structure
         nest.assert_same_structure(mine.template, theirs.template)
         if mine.types != theirs.types:
@@ -106,8 +152,9 @@ class Iterator(HasStructure):
         if not all(a.is_compatible_with(b) for a, b in zip(mine.shapes, theirs.shapes)):
             raise TypeError(f"Expected output shapes compatible with {self.output_shapes!r} but "
                             f"got dataset with output shapes {dataset.output_shapes!r}.")
+        variant = _in_graph(dataset._variant, self._handle.graph)
         with self._handle.graph.as_default(), self._colocated():
-            return _new_op("MakeIterator", [dataset._variant, self._handle], {},
+            return _new_op("MakeIterator", [variant, self._handle], {},
                            name=name or "MakeIterator")
 
     def get_next(self, name: Optional[str] = None):

@@ -44,6 +44,8 @@ _OK, _REFUSED = b"\x00", b"\x01"
 _PUSH, _RUN = b"P", b"R"
 _LENGTH = struct.Struct("<Q")
 _HANDSHAKE_TIMEOUT_S = 5.0
+# A RunGraph reply is at most one gRPC message (bigger results are parked and fetched by gRPC).
+_MAX_REPLY_BYTES = 64 << 20
 # A push only puts tensors in the receiver's rendezvous: its answer comes at once unless the
 # receiving process is frozen, which gRPC then reports (with its keepalive) after the fallback.
 _ANSWER_TIMEOUT_S = 5.0
@@ -56,6 +58,19 @@ FROZEN_AFTER_S = 10.0
 
 _counts = {"pushes": 0, "fallbacks": 0, "received": 0, "calls": 0, "served": 0}
 _counts_lock = threading.Lock()
+
+
+# How many forks led to this process (a system call per push to ask its pid cost more).
+_forks = 0
+
+
+def _count_fork() -> None:
+    global _forks
+    _forks += 1
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_count_fork)
 
 
 def _count(what: str) -> None:
@@ -116,16 +131,52 @@ def _recv_exact(sock: socket.socket, n: int) -> bytearray:
     return buffer
 
 
-def _send_message(sock: socket.socket, message: bytes, kind: bytes = b"") -> None:
-    sock.sendall(_LENGTH.pack(len(kind) + len(message)) + kind)
-    sock.sendall(message)
+# A step's request and reply, and a push of small tensors, fit in one read and one send: each
+# send wakes the reader, and each wake costs more than the copy that joins a small message.
+_FIRST_READ = 64 << 10
+_JOIN_UP_TO = 64 << 10
 
 
-def _recv_message(sock: socket.socket, limit: int) -> bytearray:
-    (n,) = _LENGTH.unpack(_recv_exact(sock, _LENGTH.size))
+def _send_message(sock: socket.socket, message, kind: bytes = b"", status: bytes = b"") -> None:
+    """``status`` (a byte, or nothing), then the length of ``kind`` + ``message``, then both."""
+    head = status + _LENGTH.pack(len(kind) + len(message)) + kind
+    if len(message) <= _JOIN_UP_TO:
+        sock.sendall(head + message)
+    else:
+        sock.sendall(head)
+        sock.sendall(message)
+
+
+def _recv_message(sock: socket.socket, limit: int, status: bool = False,
+                  first: Optional[bytes] = None):
+    """One message as _send_message sent it: ``(status byte, body)`` when ``status``, else the
+    body (a bytes-like object). ``first``: what was already read of it. Small messages take one
+    read; the protocol is call and answer, so nothing may follow the message."""
+    data = first if first is not None else sock.recv(_FIRST_READ)
+    head = (1 if status else 0) + _LENGTH.size
+    while len(data) < head:
+        more = sock.recv(head - len(data)) if data else b""
+        if not more:
+            raise EOFError("connection closed")
+        data += more
+    (n,) = _LENGTH.unpack_from(data, head - _LENGTH.size)
     if n > limit:
         raise ValueError(f"message of {n} bytes, more than {limit}")
-    return _recv_exact(sock, n)
+    if len(data) > head + n:
+        raise ValueError("bytes after the message, before its answer")
+    if len(data) == head + n:
+        body = memoryview(data)[head:]
+    else:
+        body = bytearray(n)
+        got = len(data) - head
+        body[:got] = memoryview(data)[head:]
+        view = memoryview(body)
+        while got < n:
+            k = sock.recv_into(view[got:])
+            if not k:
+                raise EOFError("connection closed")
+            got += k
+    return (data[:1], body) if status else body
 
 
 class CallContext:
@@ -145,39 +196,74 @@ class CallContext:
 
 class _HangupWatch:
     """One epoll thread per process: calls a running call's ``caller_left`` when its caller's
-    connection closes. Arming and disarming are one system call each; nothing wakes per step."""
+    connection closes. A connection is watched from its first call to its end (``forget``);
+    arming and disarming a call only mark it in a dict: no system call, nothing woken per step."""
 
     def __init__(self):
         self.pid = os.getpid()
         self._epoll = select.epoll()
-        self._calls: Dict[int, CallContext] = {}
+        self._conns: Dict[int, socket.socket] = {}   # the watched connections, by descriptor
+        self._calls: Dict[int, CallContext] = {}     # their running calls
         self._lock = threading.Lock()
         threading.Thread(target=self._watch, name="tfjupyter-local-calls", daemon=True).start()
 
     def arm(self, conn: socket.socket, context: CallContext) -> None:
-        events = select.EPOLLRDHUP | select.EPOLLONESHOT
+        fd = conn.fileno()
         with self._lock:
-            self._calls[conn.fileno()] = context
-            try:
-                self._epoll.register(conn.fileno(), events)
-            except FileExistsError:   # (a descriptor number used again before its unregister)
-                self._epoll.modify(conn.fileno(), events)
+            self._calls[fd] = context
+            if self._conns.get(fd) is not conn:
+                self._conns[fd] = conn
+                try:
+                    self._epoll.register(fd, select.EPOLLRDHUP)
+                except FileExistsError:   # (a descriptor number used again)
+                    self._epoll.modify(fd, select.EPOLLRDHUP)
 
     def disarm(self, conn: socket.socket) -> None:
         with self._lock:
             self._calls.pop(conn.fileno(), None)
-            try:
-                self._epoll.unregister(conn.fileno())
-            except OSError:
-                pass
+
+    def forget(self, conn: socket.socket) -> None:
+        """Before ``conn`` closes (its descriptor number may then serve another connection)."""
+        fd = conn.fileno()
+        with self._lock:
+            if self._conns.get(fd) is conn:
+                del self._conns[fd]
+                self._calls.pop(fd, None)
+                try:
+                    self._epoll.unregister(fd)
+                except OSError:
+                    pass
 
     def _watch(self) -> None:
         while True:
             for fd, _ in self._epoll.poll():
                 with self._lock:
+                    conn = self._conns.get(fd)
+                # An event read before its connection was forgotten may name a descriptor that
+                # now serves another one: only a connection really at its end counts.
+                if conn is None or not _hung_up(conn):
+                    continue
+                with self._lock:
+                    if self._conns.get(fd) is not conn:
+                        continue
+                    del self._conns[fd]
                     context = self._calls.pop(fd, None)
+                    try:
+                        self._epoll.unregister(fd)   # (level-triggered: it would fire again)
+                    except OSError:
+                        pass
                 if context is not None:
                     context.caller_left()
+
+
+def _hung_up(conn: socket.socket) -> bool:
+    """Whether the other end of ``conn`` closed (a caller sends nothing while it waits)."""
+    try:
+        return conn.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
 
 
 _watch: Optional[_HangupWatch] = None
@@ -253,21 +339,21 @@ class Listener:
                     else:
                         raise ValueError(f"unknown message kind {kind!r}")
                 except Exception as e:      # malformed: refused, as gRPC's INVALID_ARGUMENT
-                    text = str(e).encode()[:4000]
-                    conn.sendall(_REFUSED + _LENGTH.pack(len(text)) + text)
+                    _send_message(conn, str(e).encode()[:4000], status=_REFUSED)
                     continue
                 if kind == _PUSH:
                     _count("received")
                     conn.sendall(_OK)
                 else:
-                    conn.sendall(_OK + _LENGTH.pack(len(reply)))
-                    conn.sendall(reply)
+                    _send_message(conn, reply, status=_OK)
         except (OSError, EOFError, ValueError):
             pass                            # the peer went away, or broke the framing
         finally:
             with self._lock:
                 if conn in self._connections:
                     self._connections.remove(conn)
+            if self._watch is not None:
+                self._watch.forget(conn)
             conn.close()
 
     def _serve_call(self, conn: socket.socket, message: bytes) -> bytes:
@@ -305,7 +391,7 @@ class Sender:
         self._pids: Dict[socket.socket, int] = {}     # the process at the other end
         self._unreachable: Dict[bytes, float] = {}   # name -> when a connection last failed
         self._lock = threading.Lock()
-        self._pid = os.getpid()
+        self._forks = _forks
 
     def push(self, name: bytes, message: bytes, peer: str) -> bool:
         """Delivers ``message`` to the listener ``name``: True once it answered, False when it
@@ -330,27 +416,35 @@ class Sender:
         return True
 
     def call(self, name: bytes, message: bytes, peer: str,
-             timeout: Optional[float] = None) -> Optional[bytes]:
-        """RunGraphUnary's ``message`` to the listener ``name``: its reply, or None when the
-        listener cannot be reached (nothing was run; the caller then calls by gRPC).
+             timeout: Optional[float] = None):
+        """RunGraphUnary's ``message`` to the listener ``name``: its reply (bytes-like), or None
+        when the listener cannot be reached (nothing was run; the caller then calls by gRPC).
 
         Raises, naming ``peer``: DeadlineExceededError after ``timeout`` seconds;
         UnavailableError when the connection breaks during the call (the task died) or the
         task's process stays stopped for FROZEN_AFTER_S; InvalidArgumentError when the task
         refused the message."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        conn = self._send(name, message, _RUN)
-        if conn is None:
-            return None
+        conn = self.start(name, message)
+        return None if conn is None else self.finish(name, conn, peer, deadline)
+
+    def start(self, name: bytes, message: bytes) -> Optional[socket.socket]:
+        """The first half of ``call``: sends ``message`` and returns the connection its answer
+        comes by (for ``finish``), or None when the listener cannot be reached. A master sends
+        every partition's request before it awaits any answer."""
+        return self._send(name, message, _RUN)
+
+    def finish(self, name: bytes, conn: socket.socket, peer: str, deadline: Optional[float]):
+        """The second half of ``call``: the answer to what ``start`` sent on ``conn``, by the
+        ``time.monotonic()`` ``deadline``; raises as ``call``."""
         try:
-            status = self._answer(conn, peer, deadline)
+            first = self._answer(conn, peer, deadline)
             conn.settimeout(_ANSWER_TIMEOUT_S)
+            status, reply = _recv_message(conn, _MAX_REPLY_BYTES, status=True, first=first)
             if status != _OK:
-                text = self._refusal(conn)
                 self._checkin(name, conn)
+                text = bytes(reply).decode(errors="replace")
                 raise errors.InvalidArgumentError(None, None, f"{peer} refused RunGraph: {text}")
-            (n,) = _LENGTH.unpack(_recv_exact(conn, _LENGTH.size))
-            reply = _recv_exact(conn, n)
         except (OSError, EOFError) as e:
             self._discard(conn)
             raise errors.UnavailableError(
@@ -363,7 +457,7 @@ class Sender:
             raise
         self._checkin(name, conn)
         _count("calls")
-        return bytes(reply)
+        return reply
 
     def _send(self, name: bytes, message: bytes, kind: bytes) -> Optional[socket.socket]:
         """A connection to ``name`` that took ``message``, or None (a fallback) when none could
@@ -380,7 +474,7 @@ class Sender:
         return None
 
     def _answer(self, conn: socket.socket, peer: str, deadline: Optional[float]) -> bytes:
-        """The answer's status byte, looking at the task's process while it is awaited."""
+        """The answer's first bytes, looking at the task's process while it is awaited."""
         stopped_since = None
         while True:
             wait = _LOOK_EVERY_S
@@ -390,7 +484,10 @@ class Sender:
                     raise errors.DeadlineExceededError(None, None, f"{peer}: Deadline Exceeded")
             conn.settimeout(wait)
             try:
-                return bytes(_recv_exact(conn, 1))
+                first = conn.recv(_FIRST_READ)
+                if not first:
+                    raise EOFError("connection closed")
+                return first
             except socket.timeout:
                 pass
             pid = self._pids.get(conn)
@@ -416,8 +513,8 @@ class Sender:
 
     def _checkout(self, name: bytes) -> Optional[socket.socket]:
         with self._lock:
-            if self._pid != os.getpid():   # a forked child must not share its parent's sockets
-                self._idle, self._pids, self._pid = {}, {}, os.getpid()
+            if self._forks != _forks:   # a forked child must not share its parent's sockets
+                self._idle, self._pids, self._forks = {}, {}, _forks
             idle = self._idle.get(name)
             if idle:
                 return idle.pop()

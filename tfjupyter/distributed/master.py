@@ -8,6 +8,7 @@ RunGraph call per task, in parallel. A failure anywhere cancels the step everywh
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import logging
@@ -29,6 +30,7 @@ from ..runtime.executor import BATCH_TYPES, StepStats, needed_ops
 from . import protocol_pb2 as pb
 from . import local_push, shm, wire
 from .auth import TOKEN_METADATA_KEY, TlsConfig, token_for_target
+from .sendrecv import rendezvous_key
 from .cluster import address_host, is_this_host
 from .worker import LocalStep, _error_from_status, make_channel, rpc_error
 
@@ -164,20 +166,30 @@ class ClusterConnection:
         spec = DeviceSpec.from_string(device_name)
         return self.tasks[(spec.job, spec.task)]
 
-    def run_graph_unary(self, task: "_Task", message: bytes, timeout: Optional[float]) -> bytes:
-        """RunGraphUnary on ``task``: by its Unix socket when it shares this host, else (or when
-        the socket cannot be reached) by gRPC. Raises grpc.RpcError or an OpError."""
+    def start_run_graph_unary(self, task: "_Task", message: bytes, timeout: Optional[float]):
+        """Starts RunGraphUnary on ``task``: (the function that awaits its reply, whether the
+        request left). The function returns the reply (bytes-like) or raises grpc.RpcError or
+        an OpError. By the task's Unix socket when it shares this host, the request leaves now
+        and the task starts at once; else (or when the socket cannot be reached) by gRPC,
+        called when the reply is awaited."""
         if self._local_calls is not None and task.host_id == shm.host_id():
             name = local_push.socket_name(self._token, task.cluster_address)
-            try:
-                reply = self._local_calls.call(name, message, task.name, timeout)
-            except errors.UnavailableError:   # frozen, or died during the step
-                task.unreachable_at = time.monotonic()
-                raise
-            if reply is not None:
-                task.unreachable_at = None
-                return reply
-        return task.run_graph_unary(message, metadata=task.metadata, timeout=timeout)
+            deadline = None if timeout is None else time.monotonic() + timeout
+            conn = self._local_calls.start(name, message)
+            if conn is not None:
+                return functools.partial(self._await_local_call, task, name, conn,
+                                         deadline), True
+        return functools.partial(task.run_graph_unary, message, metadata=task.metadata,
+                                 timeout=timeout), False
+
+    def _await_local_call(self, task: "_Task", name: bytes, conn, deadline: Optional[float]):
+        try:
+            reply = self._local_calls.finish(name, conn, task.name, deadline)
+        except errors.UnavailableError:   # frozen, or died during the step
+            task.unreachable_at = time.monotonic()
+            raise
+        task.unreachable_at = None
+        return reply
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)
@@ -255,6 +267,7 @@ class _Partition:
         self.targets: List[str] = []        # the ops the step must run here
         self.handle = ""
         self.local_plan = None              # when the task is served by this process
+        self.request_prefix: Optional[bytes] = None   # RunGraph's control frame, but the step's
 
 
 class DistributedPlan:
@@ -270,6 +283,22 @@ class DistributedPlan:
         self._control_cuts: Dict[tuple, Operation] = {}
         self._partitions = self._partition()
         self._register()
+        # Whether the step's replies can be awaited one after the other in this thread, before
+        # its partitions of this process run: when those send nothing to other tasks and the
+        # others receive nothing, every task's partition runs to its end on its own, so no
+        # reply awaited waits on a partition not yet run or a failure not yet read.
+        kinds = [{op.type for op in p.graph.get_operations()} for p in self._partitions]
+        self._here = [p for p in self._partitions if self._runs_here(p)]
+        self._replies_first = all(
+            "_Send" not in k if p in self._here else "_Recv" not in k
+            for p, k in zip(self._partitions, kinds))
+        # Then the tensors the other tasks push to this process's can come in their replies
+        # (RunGraphRequest.carry_to): no call of their own, no thread here woken to take them.
+        self._carry_to = [p.task.name for p in self._here] if self._replies_first else []
+        # The partitions here then never wait in their _Recvs: the master's wait for the reply
+        # that carries those tensors stands in for them in the wait registry, so `%tf_cluster
+        # why` still follows this task's hang to the task that does not answer.
+        self._reply_waits = self._recv_waits_by_sender() if self._replies_first else {}
         # As executor.Plan's: the batch size of this step's input, when a partition of a task
         # served by this process dequeued one (the others' executors are out of sight).
         self.dequeued = [0] if any(
@@ -446,9 +475,12 @@ class DistributedPlan:
                 call.cancel()
         token.add_callback(on_cancel)
 
-        def run_partition(part: _Partition) -> None:
+        def run_partition(part: _Partition, sent: "Optional[_Sent]") -> None:
             try:
-                values = self._run_partition(part, step_id, feed_values, token, calls, step_stats)
+                if sent is None:
+                    values = self._run_local(part, step_id, feed_values, token, calls, step_stats)
+                else:
+                    values = self._await_partition(part, sent, token, calls, step_stats)
                 for i, v in zip(part.fetch_indices, values):
                     results[i] = v
             except Exception as e:
@@ -469,12 +501,35 @@ class DistributedPlan:
             # In flight as this process's step: its partitions' waits on other tasks name
             # this task as their origin (runtime/waits.py).
             with waits.step_running(step_id, "session"):
-                # The last partition runs in this thread: a one-task step needs no hand-off.
-                *others, last = self._partitions
-                futures = [self.cluster._pool.submit(run_partition, p) for p in others]
-                run_partition(last)
-                for f in futures:
-                    f.result()
+                # Requests to tasks of other processes leave first, from this thread: each task
+                # starts its partition at once, not after a hand-off to a pooled thread (~0.1 ms
+                # on a loaded 2-core host). What is left to do for a partition is then to await
+                # its reply, or to run it in this process. (A task of this process that stopped
+                # since the plan was made is called as any other, and nothing is carried to it.)
+                replies_first = self._replies_first and all(map(self._runs_here, self._here))
+                carry_to = self._carry_to if replies_first else []
+                sent = {part: self._send_partition(part, step_id, feed_values, token, calls,
+                                                   step_stats, carry_to)
+                        for part in self._partitions if not self._runs_here(part)}
+                if replies_first and all(s.started for s in sent.values()):
+                    # No hand-off at all: the replies, with the tensors pushed to this process,
+                    # then the partitions here, which find those tensors waiting.
+                    for part in self._partitions:
+                        if part in sent:
+                            run_partition(part, sent[part])
+                    for part in self._partitions:
+                        if part not in sent and not failure:
+                            run_partition(part, None)
+                else:
+                    # On pooled threads but the last, in this thread (a one-task step needs no
+                    # hand-off): a partition here if there is one, since it may wait for the
+                    # others' tensors while they read the replies (a failed one ends the step).
+                    *others, last = sorted(self._partitions, key=self._runs_here)
+                    futures = [self.cluster._pool.submit(run_partition, p, sent.get(p))
+                               for p in others]
+                    run_partition(last, sent.get(last))
+                    for f in futures:
+                        f.result()
         finally:
             token.remove_callback(on_cancel)
         if failure:
@@ -486,53 +541,106 @@ class DistributedPlan:
         # Every _Send of the step had its _Recv, so the tasks hold nothing more of it.
         return results
 
-    def _run_partition(self, part: _Partition, step_id: int, feed_values, token, calls, step_stats):
-        timeout = None if token.deadline is None else max(0.001, token.deadline - time.monotonic())
-        local = part.task.local_worker
-        if local is not None and not local.closed:
-            step = LocalStep(step_id, timeout or 0, step_stats is not None)
-            return self._run_local(part, local, step, feed_values, calls, step_stats)
-        request = pb.RunGraphRequest(graph_handle=part.handle, step_id=step_id, feeds=part.feeds,
-                                     fetches=part.fetches,
-                                     targets=part.targets,
-                                     timeout_s=timeout or 0, trace=step_stats is not None,
-                                     shm_host=shm.host_id())
-        # The task enforces the step's deadline and names the op that waited; the call's own
-        # deadline, a little later, only covers a task that cannot answer at all.
-        if timeout is not None:
-            timeout += _CALL_DEADLINE_SLACK_S
+    def _recv_waits_by_sender(self) -> Dict[str, waits.Blocked]:
+        """For each task that sends tensors to a partition here, the wait of the first _Recv
+        of them (as the _Recv kernel describes it)."""
+        out: Dict[str, waits.Blocked] = {}
+        for part in self._here:
+            for op in part.graph.get_operations():
+                if op.type != "_Recv":
+                    continue
+                send_device, recv_device = op.get_attr("send_device"), op.get_attr("recv_device")
+                peer = send_device.partition("/device:")[0]
+                if peer in out:
+                    continue
+                key = rendezvous_key(send_device, op.get_attr("send_device_incarnation"),
+                                     recv_device, op.get_attr("tensor_name"))
+                details = {"key": key, "peer": peer, "transfer": "push"}
+                out[peer] = waits.Blocked("recv", waits.OpSite(op.name, op.type, recv_device, key),
+                                          key, lambda details=details: details)
+        return out
 
-        frames = [wire.control_frame(request)]
-        pool = shm.pool_for(part.task.host_id)
-        for k, i in enumerate(part.feed_indices):
-            frames.extend(wire.tensor_frames(k, feed_values[i], pool))
-        meta = part.task.metadata
-        where = f"{part.task.name} ({part.task.address})"
-        assembler = wire.TensorAssembler(len(part.fetches), f"RunGraph reply from {part.task.name}")
-        status = None
+    @staticmethod
+    def _runs_here(part: _Partition) -> bool:
+        """Whether ``part``'s task is served by this process (its step is a direct call)."""
+        local = part.task.local_worker
+        return local is not None and not local.closed
+
+    def _send_partition(self, part: _Partition, step_id: int, feed_values, token, calls,
+                        step_stats, carry_to: List[str]) -> "_Sent":
+        """Starts the step of ``part`` on its task; never raises (a failure is kept in the
+        returned _Sent, raised when it is awaited, as the partition's failure)."""
         try:
+            timeout = (None if token.deadline is None
+                       else max(0.001, token.deadline - time.monotonic()))
+            if part.request_prefix is None:   # what every step of this plan asks the same
+                part.request_prefix = wire.CONTROL + pb.RunGraphRequest(
+                    graph_handle=part.handle, feeds=part.feeds, fetches=part.fetches,
+                    targets=part.targets).SerializeToString()
+            # Serialized protobufs concatenate into their merge: the prefix, then this step's.
+            request = part.request_prefix + pb.RunGraphRequest(
+                step_id=step_id, timeout_s=timeout or 0, trace=step_stats is not None,
+                shm_host=shm.host_id(), carry_to=carry_to).SerializeToString()
+            # The task enforces the step's deadline and names the op that waited; the call's own
+            # deadline, a little later, only covers a task that cannot answer at all.
+            if timeout is not None:
+                timeout += _CALL_DEADLINE_SLACK_S
+            frames = [request]
+            pool = shm.pool_for(part.task.host_id)
+            for k, i in enumerate(part.feed_indices):
+                frames.extend(wire.tensor_frames(k, feed_values[i], pool))
             if wire.frames_size(frames) <= wire.PACK_LIMIT:
                 # A blocking call, not grpc's .future(): that starts a channel polling thread
                 # whenever the channel has no call in flight, i.e. every step. Cancelling it
                 # ends the step on the task, which then answers at once.
                 calls[part] = _CleanupOnCancel(self, part, step_id)
-                reply = wire.unpack(self.cluster.run_graph_unary(part.task, wire.pack(frames),
-                                                                 timeout))
-            else:  # feeds too big for one message: stream them
-                reply = part.task.run_graph(iter(frames), metadata=meta, timeout=timeout)
-                calls[part] = reply
+                reply, started = self.cluster.start_run_graph_unary(part.task, wire.pack(frames),
+                                                                    timeout)
+                return _Sent(step_id, timeout, started, unary_reply=reply)
+            # feeds too big for one message: stream them
+            reply = part.task.run_graph(iter(frames), metadata=part.task.metadata,
+                                        timeout=timeout)
+            calls[part] = reply
+            return _Sent(step_id, timeout, True, streamed_reply=reply)
+        except Exception as e:
+            return _Sent(step_id, None, True, failure=e)
+
+    def _await_partition(self, part: _Partition, sent: "_Sent", token, calls, step_stats):
+        """The fetched values of a partition ``_send_partition`` started."""
+        if sent.failure is not None:
+            calls.pop(part, None)
+            raise sent.failure
+        meta = part.task.metadata
+        where = f"{part.task.name} ({part.task.address})"
+        assembler = wire.TensorAssembler(len(part.fetches), f"RunGraph reply from {part.task.name}")
+        status = None
+        try:
+            if sent.unary_reply is not None:
+                stands_for = self._reply_waits.get(part.task.name)
+                if stands_for is None:
+                    reply = wire.unpack(sent.unary_reply())
+                else:
+                    with waits.blocking(stands_for, sent.step_id):
+                        reply = wire.unpack(sent.unary_reply())
+            else:
+                reply = sent.streamed_reply
             for frame in reply:
-                if bytes(frame[:1]) == wire.CONTROL:
-                    status = pb.StepStatus.FromString(bytes(frame[1:]))
+                kind = frame[:1]
+                if kind == wire.CARRIED:
+                    self._deliver_carried(frame[1:])
+                elif kind == wire.CONTROL:
+                    status = pb.StepStatus.FromString(frame[1:])
                     if status.parked:
                         status = None
                         reply = part.task.fetch_parked(
-                            pb.FetchParkedRequest(step_id=step_id, graph_handle=part.handle),
-                            metadata=meta, timeout=timeout)
+                            pb.FetchParkedRequest(step_id=sent.step_id, graph_handle=part.handle),
+                            metadata=meta, timeout=sent.timeout)
                         calls[part] = reply
                         for big in reply:
-                            if bytes(big[:1]) == wire.CONTROL:
-                                status = pb.StepStatus.FromString(bytes(big[1:]))
+                            if big[:1] == wire.CONTROL:
+                                status = pb.StepStatus.FromString(big[1:])
+                            elif big[:1] == wire.CARRIED:
+                                self._deliver_carried(big[1:])
                             else:
                                 assembler.add(big)
                 else:
@@ -557,8 +665,22 @@ class DistributedPlan:
         # Values decoded in place are views of the read-only message: hand out writable arrays.
         return [v if v.flags.writeable else v.copy() for v in assembler.finish()]
 
-    def _run_local(self, part: _Partition, worker, step: LocalStep, feed_values, calls,
+    def _deliver_carried(self, message) -> None:
+        """Tensors a task pushed to a task of this process, carried in its RunGraph reply."""
+        frames = wire.unpack(message)
+        request = wire.decode_request(next(frames, b""), pb.PushTensorsRequest)
+        for part in self._partitions:
+            if part.task.name == request.task and self._runs_here(part):
+                part.task.local_worker.deliver(request, frames, len(message))
+                return
+        raise errors.InternalError(None, None, f"a reply carried tensors for {request.task!r}, "
+                                   "which this process does not serve")
+
+    def _run_local(self, part: _Partition, step_id: int, feed_values, token, calls,
                    step_stats):
+        timeout = None if token.deadline is None else max(0.001, token.deadline - time.monotonic())
+        step = LocalStep(step_id, timeout or 0, step_stats is not None)
+        worker = part.task.local_worker
         calls[part] = _LocalCall(worker, step.step_id)
         try:
             if part.local_plan is None:
@@ -592,6 +714,18 @@ class DistributedPlan:
                                    metadata=part.task.metadata, timeout=5)
         except grpc.RpcError:
             pass  # a task that is down has nothing left to clean
+
+
+class _Sent:
+    """A partition's step started on another process: how to await its reply."""
+    __slots__ = ("step_id", "timeout", "started", "unary_reply", "streamed_reply", "failure")
+
+    def __init__(self, step_id: int, timeout: Optional[float], started: bool, unary_reply=None,
+                 streamed_reply=None, failure: Optional[Exception] = None):
+        self.step_id, self.timeout, self.failure = step_id, timeout, failure
+        self.started = started   # the task has the request (else it is sent when awaited)
+        self.unary_reply = unary_reply          # a function returning the packed reply
+        self.streamed_reply = streamed_reply    # grpc's iterator of reply frames
 
 
 class _CleanupOnCancel:

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0eprotocol.proto\x12\ttfjupyter\"J\n\x10\x44\x65viceAttributes\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65vice_type\x18\x02 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\"c\n\x06JobDef\x12+\n\x05tasks\x18\x01 \x03(\x0b\x32\x1c.tfjupyter.JobDef.TasksEntry\x1a,\n\nTasksEntry\x12\x0b\n\x03key\x18\x01 \x01(\x05\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x12\n\x10GetStatusRequest\"\x81\x02\n\x11GetStatusResponse\x12\x0b\n\x03job\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12,\n\x07\x64\x65vices\x18\x03 \x03(\x0b\x32\x1b.tfjupyter.DeviceAttributes\x12:\n\x07\x63luster\x18\x04 \x03(\x0b\x32).tfjupyter.GetStatusResponse.ClusterEntry\x12\x13\n\x0bincarnation\x18\x05 \x01(\x03\x12\x0f\n\x07host_id\x18\x06 \x01(\t\x1a\x41\n\x0c\x43lusterEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12 \n\x05value\x18\x02 \x01(\x0b\x32\x11.tfjupyter.JobDef:\x02\x38\x01\"A\n\x14RegisterGraphRequest\x12\x11\n\tgraph_def\x18\x01 \x01(\x0c\x12\x16\n\x0esession_handle\x18\x02 \x01(\t\"-\n\x15RegisterGraphResponse\x12\x14\n\x0cgraph_handle\x18\x01 \x01(\t\".\n\x16\x44\x65registerGraphRequest\x12\x14\n\x0cgraph_handle\x18\x01 \x01(\t\"\x9d\x01\n\x0fRunGraphRequest\x12\x14\n\x0cgraph_handle\x18\x01 \x01(\t\x12\x0f\n\x07step_id\x18\x02 \x01(\x03\x12\r\n\x05\x66\x65\x65\x64s\x18\x03 \x03(\t\x12\x0f\n\x07\x66\x65tches\x18\x04 \x03(\t\x12\x0f\n\x07targets\x18\x05 \x03(\t\x12\x11\n\ttimeout_s\x18\x06 \x01(\x01\x12\r\n\x05trace\x18\x07 \x01(\x08\x12\x10\n\x08shm_host\x18\x08 \x01(\t\"x\n\x0cTensorHeader\x12\r\n\x05index\x18\x01 \x01(\x05\x12\r\n\x05\x64type\x18\x02 \x01(\t\x12\r\n\x05shape\x18\x03 \x03(\x03\x12\x0e\n\x06nbytes\x18\x04 \x01(\x03\x12\x13\n\x0bshm_segment\x18\x05 \x01(\t\x12\x16\n\x0eshm_generation\x18\x06 \x01(\x03\"`\n\nStepStatus\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\n\n\x02op\x18\x03 \x01(\t\x12\x17\n\x0fstep_stats_json\x18\x04 \x01(\t\x12\x0e\n\x06parked\x18\x05 \x01(\x08\"3\n\x12PushTensorsRequest\x12\x0f\n\x07step_id\x18\x01 \x01(\x03\x12\x0c\n\x04keys\x18\x02 \x03(\t\";\n\x12\x46\x65tchParkedRequest\x12\x0f\n\x07step_id\x18\x01 \x01(\x03\x12\x14\n\x0cgraph_handle\x18\x02 \x01(\t\"C\n\x11RecvTensorRequest\x12\x0f\n\x07step_id\x18\x01 \x01(\x03\x12\x0b\n\x03key\x18\x02 \x01(\t\x12\x10\n\x08shm_host\x18\x03 \x01(\t\"5\n\x12\x43leanupStepRequest\x12\x0f\n\x07step_id\x18\x01 \x01(\x03\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\x07\n\x05\x45mptyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0eprotocol.proto\x12\ttfjupyter"J\n\x10DeviceAttributes\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0bdevice_type\x18\x02 \x01(\t\x12\x13\n\x0bdescription\x18\x03 \x01(\t"c\n\x06JobDef\x12+\n\x05tasks\x18\x01 \x03(\x0b2\x1c.tfjupyter.JobDef.TasksEntry\x1a,\n\nTasksEntry\x12\x0b\n\x03key\x18\x01 \x01(\x05\x12\r\n\x05value\x18\x02 \x01(\t:\x028\x01"\x12\n\x10GetStatusRequest"\x81\x02\n\x11GetStatusResponse\x12\x0b\n\x03job\x18\x01 \x01(\t\x12\x0c\n\x04task\x18\x02 \x01(\x05\x12,\n\x07devices\x18\x03 \x03(\x0b2\x1b.tfjupyter.DeviceAttributes\x12:\n\x07cluster\x18\x04 \x03(\x0b2).tfjupyter.GetStatusResponse.ClusterEntry\x12\x13\n\x0bincarnation\x18\x05 \x01(\x03\x12\x0f\n\x07host_id\x18\x06 \x01(\t\x1aA\n\x0cClusterEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12 \n\x05value\x18\x02 \x01(\x0b2\x11.tfjupyter.JobDef:\x028\x01"A\n\x14RegisterGraphRequest\x12\x11\n\tgraph_def\x18\x01 \x01(\x0c\x12\x16\n\x0esession_handle\x18\x02 \x01(\t"-\n\x15RegisterGraphResponse\x12\x14\n\x0cgraph_handle\x18\x01 \x01(\t".\n\x16DeregisterGraphRequest\x12\x14\n\x0cgraph_handle\x18\x01 \x01(\t"\xaf\x01\n\x0fRunGraphRequest\x12\x14\n\x0cgraph_handle\x18\x01 \x01(\t\x12\x0f\n\x07step_id\x18\x02 \x01(\x03\x12\r\n\x05feeds\x18\x03 \x03(\t\x12\x0f\n\x07fetches\x18\x04 \x03(\t\x12\x0f\n\x07targets\x18\x05 \x03(\t\x12\x11\n\ttimeout_s\x18\x06 \x01(\x01\x12\r\n\x05trace\x18\x07 \x01(\x08\x12\x10\n\x08shm_host\x18\x08 \x01(\t\x12\x10\n\x08carry_to\x18\t \x03(\t"x\n\x0cTensorHeader\x12\r\n\x05index\x18\x01 \x01(\x05\x12\r\n\x05dtype\x18\x02 \x01(\t\x12\r\n\x05shape\x18\x03 \x03(\x03\x12\x0e\n\x06nbytes\x18\x04 \x01(\x03\x12\x13\n\x0bshm_segment\x18\x05 \x01(\t\x12\x16\n\x0eshm_generation\x18\x06 \x01(\x03"`\n\nStepStatus\x12\x0c\n\x04code\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\n\n\x02op\x18\x03 \x01(\t\x12\x17\n\x0fstep_stats_json\x18\x04 \x01(\t\x12\x0e\n\x06parked\x18\x05 \x01(\x08"A\n\x12PushTensorsRequest\x12\x0f\n\x07step_id\x18\x01 \x01(\x03\x12\x0c\n\x04keys\x18\x02 \x03(\t\x12\x0c\n\x04task\x18\x03 \x01(\t";\n\x12FetchParkedRequest\x12\x0f\n\x07step_id\x18\x01 \x01(\x03\x12\x14\n\x0cgraph_handle\x18\x02 \x01(\t"C\n\x11RecvTensorRequest\x12\x0f\n\x07step_id\x18\x01 \x01(\x03\x12\x0b\n\x03key\x18\x02 \x01(\t\x12\x10\n\x08shm_host\x18\x03 \x01(\t"5\n\x12CleanupStepRequest\x12\x0f\n\x07step_id\x18\x01 \x01(\x03\x12\x0e\n\x06reason\x18\x02 \x01(\t"\x07\n\x05Emptyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -54,19 +54,19 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_DEREGISTERGRAPHREQUEST']._serialized_start=600
   _globals['_DEREGISTERGRAPHREQUEST']._serialized_end=646
   _globals['_RUNGRAPHREQUEST']._serialized_start=649
-  _globals['_RUNGRAPHREQUEST']._serialized_end=806
-  _globals['_TENSORHEADER']._serialized_start=808
-  _globals['_TENSORHEADER']._serialized_end=928
-  _globals['_STEPSTATUS']._serialized_start=930
-  _globals['_STEPSTATUS']._serialized_end=1026
-  _globals['_PUSHTENSORSREQUEST']._serialized_start=1028
-  _globals['_PUSHTENSORSREQUEST']._serialized_end=1079
-  _globals['_FETCHPARKEDREQUEST']._serialized_start=1081
-  _globals['_FETCHPARKEDREQUEST']._serialized_end=1140
-  _globals['_RECVTENSORREQUEST']._serialized_start=1142
-  _globals['_RECVTENSORREQUEST']._serialized_end=1209
-  _globals['_CLEANUPSTEPREQUEST']._serialized_start=1211
-  _globals['_CLEANUPSTEPREQUEST']._serialized_end=1264
-  _globals['_EMPTY']._serialized_start=1266
-  _globals['_EMPTY']._serialized_end=1273
+  _globals['_RUNGRAPHREQUEST']._serialized_end=824
+  _globals['_TENSORHEADER']._serialized_start=826
+  _globals['_TENSORHEADER']._serialized_end=946
+  _globals['_STEPSTATUS']._serialized_start=948
+  _globals['_STEPSTATUS']._serialized_end=1044
+  _globals['_PUSHTENSORSREQUEST']._serialized_start=1046
+  _globals['_PUSHTENSORSREQUEST']._serialized_end=1111
+  _globals['_FETCHPARKEDREQUEST']._serialized_start=1113
+  _globals['_FETCHPARKEDREQUEST']._serialized_end=1172
+  _globals['_RECVTENSORREQUEST']._serialized_start=1174
+  _globals['_RECVTENSORREQUEST']._serialized_end=1241
+  _globals['_CLEANUPSTEPREQUEST']._serialized_start=1243
+  _globals['_CLEANUPSTEPREQUEST']._serialized_end=1296
+  _globals['_EMPTY']._serialized_start=1298
+  _globals['_EMPTY']._serialized_end=1305
 # @@protoc_insertion_point(module_scope)

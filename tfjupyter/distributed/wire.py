@@ -80,6 +80,8 @@ def _max_tensor_bytes() -> int:
 MAX_TENSOR_BYTES = _max_tensor_bytes()
 
 CONTROL, HEADER, DATA = b"C", b"H", b"D"
+# In a RunGraph reply: a PushTensors message for a task of the master's process (carry_to).
+CARRIED = b"P"
 # Up to this many bytes, a request or reply is one unary message of packed frames: a unary
 # call costs a fraction of a streaming one in grpc's Python API. Beyond, frames are streamed.
 PACK_LIMIT = CHUNK_BYTES

@@ -98,6 +98,7 @@ class LocalStep(NamedTuple):
     step_id: int
     timeout_s: float
     trace: bool
+    carry_to: tuple = ()
 
 
 class _PartitionHost:
@@ -156,6 +157,9 @@ class Worker:
         self._senders = ElasticThreadPool(f"tfjupyter-push-{job}{task}")
         self._channels: Dict[str, grpc.Channel] = {}
         self._parked: Dict[tuple, List[bytes]] = {}
+        # Per running step whose master asked for it (RunGraphRequest.carry_to): the tasks of
+        # the master's process, and the tensors pushed to them, which go back in the reply.
+        self._carrying: Dict[int, Tuple[frozenset, Dict[Tuple[str, int], list]]] = {}
         self._closed = False
         self._peers_lock = threading.Lock()
         self._local_pushes = local_push.enabled()
@@ -283,13 +287,16 @@ class Worker:
                 plan = registered.plan(list(request.feeds), list(request.fetches), list(request.targets))
             except (KeyError, ValueError) as e:
                 raise errors.InvalidArgumentError(None, None, f"RunGraph on {self.task_name}: {e}") from None
-            results, stats = self._run(plan, request, feed_values, context)
+            results, stats, carried = self._run(plan, request, feed_values, context)
         except errors.OpError as e:
             yield wire.control_frame(pb.StepStatus(code=e.error_code, message=str(e),
                                                    op=getattr(e.op, "name", "") or ""))
             return
         pool = shm.pool_for(request.shm_host)
         out = [f for i, value in enumerate(results) for f in wire.tensor_frames(i, value, pool)]
+        for (job, task), items in carried.items():
+            out.extend(wire.CARRIED + m for m in self._push_messages(
+                request.step_id, items, pool, f"/job:{job}/replica:0/task:{task}"))
         out.append(wire.control_frame(pb.StepStatus(code=0, step_stats_json=stats)))
         if park and wire.frames_size(out) > wire.PACK_LIMIT:
             self._parked[(request.graph_handle, request.step_id)] = out
@@ -305,7 +312,13 @@ class Worker:
     def _deliver_pushed(self, message: bytes) -> None:
         frames = wire.unpack(message)
         request = wire.decode_request(next(frames, b""), pb.PushTensorsRequest)
-        assembler = wire.TensorAssembler(len(request.keys), "PushTensors", len(message))
+        self.deliver(request, frames, len(message))
+
+    def deliver(self, request: pb.PushTensorsRequest, frames, size: int) -> None:
+        """Puts pushed tensors (``frames``, the rest of a message of ``size`` bytes) in the
+        rendezvous: a peer's PushTensors, or (called by the master) those a RunGraph reply
+        carried here."""
+        assembler = wire.TensorAssembler(len(request.keys), "PushTensors", size)
         for frame in frames:
             assembler.add(frame)
         values = assembler.finish()
@@ -326,10 +339,19 @@ class Worker:
         """RunGraph for a master in this very process (TensorFlow's in-process master/worker):
         the same step, its values passed by reference, with no framing between them.
         Returns (fetched values, step stats JSON); raises OpError."""
-        return self._run(plan, step, feed_values, context)
+        return self._run(plan, step, feed_values, context)[:2]
 
     def _run(self, plan: Plan, request: pb.RunGraphRequest, feed_values, context):
+        """(fetched values, step stats JSON, the tensors pushed to carry_to tasks)."""
         token = cancellation.CancellationToken(request.timeout_s or None, request.step_id)
+        carried: Dict[Tuple[str, int], list] = {}
+        if request.carry_to:
+            try:
+                tasks = frozenset(_job_task(t) for t in request.carry_to)
+            except ValueError as e:
+                raise errors.InvalidArgumentError(None, None, f"RunGraph on {self.task_name}: "
+                                                  f"carry_to: {e}") from None
+            self._carrying[request.step_id] = (tasks, carried)
         context.add_callback(lambda: token.cancel("the master cancelled the step"))
         with self._steps_lock:
             self._steps.setdefault(request.step_id, []).append(token)
@@ -352,8 +374,10 @@ class Worker:
                     future.result()
                 except grpc.RpcError as e:
                     raise rpc_error(e, destination) from None
-            return out
+            return out + (carried,)
         finally:
+            if request.carry_to:
+                self._carrying.pop(request.step_id, None)
             with self._steps_lock:
                 tokens = self._steps.get(request.step_id, [])
                 if token in tokens:
@@ -395,8 +419,13 @@ class Worker:
         if recv_device.startswith(self.task_name + "/"):
             self.rendezvous.send(step_id, key, value)
             return
+        destination = _job_task(recv_device)
+        carrying = self._carrying.get(step_id)
+        if carrying is not None and destination in carrying[0]:
+            carrying[1].setdefault(destination, []).append((key, value))
+            return
         token = cancellation.current()
-        token.outbox.setdefault(_job_task(recv_device), []).append((key, value))
+        token.outbox.setdefault(destination, []).append((key, value))
         token.flush = lambda: self._flush(token)
 
     def _flush(self, token: cancellation.CancellationToken) -> None:
@@ -408,7 +437,7 @@ class Worker:
             # Blocking calls on pooled threads, not grpc's .future(): that starts a channel
             # polling thread whenever the channel has no call in flight, i.e. every step.
             future = self._senders.submit(self._send_pushes, job, task,
-                                          self._push_messages(job, task, token.step_id, items),
+                                          self._push_messages_to(job, task, token.step_id, items),
                                           timeout, metadata)
             token.pushes.append((f"/job:{job}/replica:0/task:{task}", future))
         # The last (usually the only) destination in this thread: a peer's PushTensors never
@@ -416,7 +445,7 @@ class Worker:
         # anyway. Each hand-off to another thread and back costs more than the call.
         (job, task), items = last
         try:
-            self._send_pushes(job, task, self._push_messages(job, task, token.step_id, items),
+            self._send_pushes(job, task, self._push_messages_to(job, task, token.step_id, items),
                               timeout, metadata)
         except grpc.RpcError as e:
             raise rpc_error(e, f"/job:{job}/replica:0/task:{task}") from None
@@ -431,27 +460,30 @@ class Worker:
                                                       f"/job:{job}/replica:0/task:{task}")):
                 self._peer(job, task, "PushTensors")(message, timeout=timeout, metadata=metadata)
 
-    def _push_messages(self, job: str, task: int, step_id: int, items) -> List[bytes]:
+    def _push_messages_to(self, job: str, task: int, step_id: int, items) -> List[bytes]:
+        return self._push_messages(step_id, items, shm.pool_for(self._peer_host(job, task)))
+
+    def _push_messages(self, step_id: int, items, pool, task: str = "") -> List[bytes]:
         """The PushTensors messages for ``items``: as few as keep each within one gRPC message
-        (a pushed tensor is at most half of one; without shared memory, several make more)."""
-        pool = shm.pool_for(self._peer_host(job, task))
+        (a pushed tensor is at most half of one; without shared memory, several make more).
+        ``task``: the receiver's name, for messages carried in a RunGraph reply."""
         messages, keys, frames, size = [], [], [], 0
         for key, value in items:
             tensor = list(wire.tensor_frames(len(keys), value, pool))
             tensor_size = wire.frames_size(tensor)
             if keys and size + tensor_size > wire.PACK_LIMIT:   # (rare: no shared memory)
-                messages.append(self._pack_push(step_id, keys, frames))
+                messages.append(self._pack_push(step_id, keys, frames, task))
                 keys, frames, size = [], [], 0
                 tensor = wire.renumbered(tensor, 0)
             frames.extend(tensor)
             keys.append(key)
             size += tensor_size
-        messages.append(self._pack_push(step_id, keys, frames))
+        messages.append(self._pack_push(step_id, keys, frames, task))
         return messages
 
     @staticmethod
-    def _pack_push(step_id: int, keys: List[str], frames: List[bytes]) -> bytes:
-        request = pb.PushTensorsRequest(step_id=step_id, keys=keys)
+    def _pack_push(step_id: int, keys: List[str], frames: List[bytes], task: str = "") -> bytes:
+        request = pb.PushTensorsRequest(step_id=step_id, keys=keys, task=task)
         return wire.pack([wire.control_frame(request)] + frames)
 
     def recv(self, send_device: str, step_id: int, key: str,

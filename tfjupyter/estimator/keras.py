@@ -48,17 +48,19 @@ _SERVING_KEY = "serving_default"
 def model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=None,
                        model_dir=None, config=None, checkpoint_format="saver") -> Estimator:
     """An Estimator training, evaluating and exporting the compiled ``keras_model``, starting
-    from its current weights (see the module's docstring). ``custom_objects`` is accepted and
-    not needed: layers, custom ones too, are made again from their constructor's arguments."""
+    from its current weights (see the module's docstring), or the model of the HDF5 file
+    ``keras_model_path`` (``tf.keras.models.load_model``, needs h5py: its weights, compiled
+    as saved; ``custom_objects`` are what the file's custom layers, losses and so on name).
+    Layers, custom ones too, are cloned from their constructor's arguments."""
     if keras_model is None and keras_model_path is None:
         raise ValueError("Either `keras_model` or `keras_model_path` needs to be provided.")
     if keras_model is not None and keras_model_path is not None:
         raise ValueError("Please specity either `keras_model` or `keras_model_path`, but not "
                          "both.")
     if keras_model_path is not None:
-        raise NotImplementedError("model_to_estimator(keras_model_path=...) reads an HDF5 "
-                                  "model, which tfjupyter does not (h5py is not a dependency); "
-                                  "pass the model as keras_model.")
+        from ..keras.saving.hdf5 import load_model   # tf.keras imports this module
+        _log.info("Loading models from %s", keras_model_path)
+        keras_model = load_model(keras_model_path, custom_objects=custom_objects)
     if checkpoint_format not in ("saver", "checkpoint"):
         raise ValueError('Checkpoint format must be one of "checkpoint" or "saver". Got '
                          f"{checkpoint_format}")

@@ -17,11 +17,16 @@ importer requires, are added where an op has none (``tf_op_args.py``), and named
 - ``rebuild_graph(graph_def)``: a new Graph with the same names, devices, attrs, inputs and
   static shapes (the fast path of the distributed runtime).
 - ``import_graph_def(...)``: TensorFlow's ``tf.import_graph_def`` into the default graph.
+- ``write_graph(graph_or_graph_def, logdir, name, as_text)``: ``tf.train.write_graph``; a Graph
+  is written for TensorFlow (``for_tensorflow``).
 """
 from __future__ import annotations
 
 import heapq
+import importlib
+import logging
 import math
+import os
 import re
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
@@ -30,14 +35,14 @@ from tensorboard.compat.proto import attr_value_pb2, graph_pb2, tensor_pb2, tens
 
 from ..summary._encoding import DATATYPE_ENUM, ENUM_DATATYPE, ENUM_NAMES
 from ..summary.graph_def import _input_name, attr_value, shape_proto, tensor_proto
-from . import dtypes, function_io
+from . import dtypes, function_io, tf_layout, v1_control_flow
 from .device import DeviceSpec
 from .func_graph import Function
 from .ops import Graph, Operation, Tensor, convert_to_tensor, get_default_graph, name_scope
 from .registry import registered_ops
 from .tensor_shape import TensorShape
 
-__all__ = ["import_graph_def", "export_graph_def"]
+__all__ = ["import_graph_def", "export_graph_def", "write_graph"]
 
 AttrValue = attr_value_pb2.AttrValue
 
@@ -358,9 +363,13 @@ def _ops_to_export(graph_or_ops) -> List[Operation]:
 
 
 def export_graph_def(graph_or_ops: Union[Graph, Iterable[Operation]],
-                     clear_devices: bool = False) -> graph_pb2.GraphDef:
+                     clear_devices: bool = False,
+                     for_tensorflow: bool = False) -> graph_pb2.GraphDef:
     """The GraphDef of a graph, or of some of its ops (in creation order; their inputs may come
-    from ops left out). Raises ValueError naming the op and attr for an attr with no form."""
+    from ops left out). Raises ValueError naming the op and attr for an attr with no form.
+    ``for_tensorflow``: control flow and the ops only tfjupyter has in the form TensorFlow
+    runs (``tf_layout.py``), for files TensorFlow reads; without it, our ops exactly (what
+    the distributed runtime ships)."""
     graph_def = graph_pb2.GraphDef()
     for op in _ops_to_export(graph_or_ops):
         node = graph_def.node.add(name=op.name, op=op.type)
@@ -374,7 +383,7 @@ def export_graph_def(graph_or_ops: Union[Graph, Iterable[Operation]],
                 raise ValueError(f"Cannot export op '{op.name}' ({op.type}): its attr '{key}' "
                                  "has a name reserved by the GraphDef encoding")
             if isinstance(value, Function):
-                function_io.encode(node.attr[key], value, graph_def.library)
+                function_io.encode(node.attr[key], value, graph_def.library, for_tensorflow)
                 continue
             try:
                 exact_value = _encode(node.attr[key], key, value)
@@ -388,7 +397,49 @@ def export_graph_def(graph_or_ops: Union[Graph, Iterable[Operation]],
         _add_type_attrs(node, op)
         if op._outputs:
             node.attr[SHAPES_ATTR].list.shape.extend(shape_proto(t.shape) for t in op._outputs)
+        if for_tensorflow:
+            tf_layout.lower(node, op, graph_def)
     return graph_def
+
+
+def write_graph(graph_or_graph_def, logdir, name, as_text: bool = True) -> str:
+    """``tf.train.write_graph``: writes a GraphDef to ``logdir/name`` (text or binary,
+    atomically; ``logdir`` made if missing) and returns the path. A Graph is written with
+    ``export_graph_def(for_tensorflow=True)``, so TensorFlow imports and runs it, its
+    control flow included."""
+    from google.protobuf import text_format
+    from ..train import tensor_bundle   # the train package needs the framework first
+    if isinstance(graph_or_graph_def, Graph):
+        graph_def = export_graph_def(graph_or_graph_def, for_tensorflow=True)
+    else:
+        _check_graph_def(graph_or_graph_def)
+        graph_def = graph_or_graph_def
+        _warn_missing_functions(graph_def)
+    logdir = os.fspath(logdir)
+    path = os.path.join(logdir, os.fspath(name))
+    payload = (text_format.MessageToString(graph_def).encode() if as_text
+               else graph_def.SerializeToString())
+    try:
+        os.makedirs(logdir, exist_ok=True)
+        tensor_bundle.atomic_write(path, payload)
+    except OSError as e:
+        raise tensor_bundle.as_os_error(e, f"Failed to write graph {path}") from None
+    return path
+
+
+def _warn_missing_functions(graph_def) -> None:
+    """Graph.as_graph_def() is TensorBoard's form, without the functions of If/While ops."""
+    defined = {f.signature.name for f in graph_def.library.function}
+    function_attrs = {"If": ("then_branch", "else_branch"), "While": ("cond", "body")}
+    for node in graph_def.node:
+        for key in function_attrs.get(node.op, ()):
+            if key not in node.attr or node.attr[key].func.name not in defined:
+                logging.getLogger("tfjupyter").warning(
+                    "write_graph: %s '%s' has no function '%s' in the GraphDef's library, so "
+                    "neither TensorFlow nor tfjupyter can import the file; pass the Graph (not "
+                    "graph.as_graph_def(), TensorBoard's form) to write its functions.",
+                    node.op, node.name, key)
+                return
 
 
 def _add_type_attrs(node, op: Operation) -> None:
@@ -460,16 +511,20 @@ def _check_graph_def(graph_def) -> None:
     if graph_def.library.gradient:
         raise ValueError("The GraphDef has a gradient library; tfjupyter does not support "
                          "gradient functions.")
-    for f in graph_def.library.function:
-        if "_inputs" not in f.attr:
-            raise ValueError(f"The GraphDef's function library has function "
-                             f"'{f.signature.name}', which tfjupyter did not write; tfjupyter "
-                             "reads only the functions of its own If/While ops.")
 
 
 def _parse(graph_def, internal: bool) -> List[_Node]:
+    graph_def = v1_control_flow.convert_control_flow(graph_def)    # TF 1.x's Switch/Merge conds
     with function_io.library_scope(graph_def.library):
         return _parse_nodes(graph_def, internal)
+
+
+def _every_registered_op():
+    """Every op type tfjupyter has: a program that has only touched part of the API (a
+    submodule such as ``tf.train``) has not imported every module that defines ops, and a
+    graph file may hold any of them."""
+    importlib.import_module("tfjupyter._api")
+    return registered_ops()
 
 
 def _parse_nodes(graph_def, internal: bool) -> List[_Node]:
@@ -484,9 +539,13 @@ def _parse_nodes(graph_def, internal: bool) -> List[_Node]:
         if name in seen:
             raise ValueError(f"Duplicate node name in GraphDef: '{name}'")
         seen.add(name)
-        if nd.op not in known:
-            raise ValueError(f"Node '{name}': Op type not registered '{nd.op}'")
-        node = _Node(index, name, nd.op)
+        op_type = tf_layout.OUR_TYPES.get(nd.op, nd.op)
+        if op_type not in known:
+            known = _every_registered_op()
+        if op_type not in known:
+            raise ValueError(f"Node '{name}': Op type not registered '{nd.op}'"
+                             + tf_layout.why_unregistered(nd.op))
+        node = _Node(index, name, op_type)
         for text in nd.input:
             if text.startswith("^"):
                 if not text[1:]:
@@ -520,6 +579,8 @@ def _parse_nodes(graph_def, internal: bool) -> List[_Node]:
                     node.attrs[key] = _decode(attr, key)
             except _NoForm as e:
                 raise ValueError(f"Node '{name}': attr '{key}' {e}") from None
+        if node.type in tf_layout.ADOPT:
+            tf_layout.ADOPT[node.type](node)
         nodes.append(node)
     return nodes
 

@@ -6,7 +6,9 @@ The proto is TensorFlow's ``tensorflow/core/protobuf/meta_graph.proto`` (TensorB
 copy), so TensorFlow reads what we write and we read what TensorFlow writes:
 
 - ``graph_def``: ``graph_io.export_graph_def`` (every attr in its TensorFlow form, exact values
-  beside lossy ones, ``_output_shapes``), imported with ``graph_io.import_graph_def``.
+  beside lossy ones, ``_output_shapes``) with ``for_tensorflow``: control flow and the ops only
+  tfjupyter has in the form TensorFlow runs (``tf_layout.py``); imported with
+  ``graph_io.import_graph_def``, which reads those forms (and TensorFlow's control flow v2).
 - ``saver_def``: the SaverDef of the Saver, if any.
 - ``collection_def``: each collection as TensorFlow writes it. Collections registered with
   ``register_proto_function`` (the variable collections, ``savers``, ``queue_runners``) hold
@@ -36,7 +38,7 @@ from google.protobuf import text_format
 from google.protobuf.unknown_fields import UnknownFieldSet
 from tensorboard.compat.proto import graph_pb2, meta_graph_pb2
 
-from . import graph_io
+from . import graph_io, v1_control_flow
 from .ops import (Graph, Operation, Tensor, get_default_graph, get_proto_functions,
                   register_proto_function, strip_name_scope)
 
@@ -172,7 +174,8 @@ def create_meta_graph_def(meta_info_def=None, graph_def=None, saver_def=None,
         ops = graph.get_operations()
         if export_scope:
             ops = [op for op in ops if op.name.startswith(export_scope + "/")]
-        graph_def = graph_io.export_graph_def(ops, clear_devices=clear_devices)
+        graph_def = graph_io.export_graph_def(ops, clear_devices=clear_devices,
+                                              for_tensorflow=True)
     else:
         graph_def = _copy(graph_def)
         if export_scope:
@@ -325,6 +328,15 @@ def import_meta_graph_def(meta_graph_or_file, clear_devices: bool = False, graph
               else repr(os.fsdecode(meta_graph_or_file)))
     graph = graph if graph is not None else get_default_graph()
     graph_def = _with_default_attrs(meta)
+    # TF 1.x's conds and loops become If/While ops: their Switch/Merge nodes are gone, and with
+    # them what the "cond_context" collection (TensorFlow's CondContextDefs) describes.
+    try:
+        converted = v1_control_flow.convert_control_flow(graph_def)
+    except ValueError as e:
+        raise ValueError(f"Cannot import {source}: {e}") from None
+    if converted is not graph_def:
+        graph_def, keep = converted, restore_collections_predicate
+        restore_collections_predicate = lambda key: key != "cond_context" and keep(key)  # noqa
     if clear_devices:
         for node in graph_def.node:
             node.device = ""

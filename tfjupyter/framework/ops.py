@@ -622,6 +622,10 @@ def convert_to_tensor(value, dtype=None, name: Optional[str] = None, preferred_d
     if isinstance(value, Operation):
         raise TypeError(f"Can't convert Operation '{value.name}' to Tensor (target dtype="
                         f"{dtype}, name={name!r}, as_ref={as_ref})")
+    if isinstance(value, (list, tuple)):
+        from ..ops.array_join_ops import autopack, contains_tensor  # Pack lives there
+        if contains_tensor(value):
+            return autopack(value, dtype, name or "packed")
     from ..ops.array_ops import constant  # the Const op lives with the array ops
     if dtype is None and preferred_dtype is not None:
         try:

@@ -9,7 +9,8 @@ from ..ops.parsing_ops import (FixedLenFeature, VarLenFeature, decode_raw,  # no
 from ..python_io import TFRecordCompressionType, TFRecordOptions, TFRecordWriter  # noqa: F401
 from ..python_io import tf_record_iterator  # noqa: F401
 from ..ops.csv_ops import decode_csv  # noqa: F401
+from ..framework.graph_io import write_graph  # noqa: F401
 
 __all__ = ["gfile", "matching_files", "read_file", "FixedLenFeature", "VarLenFeature",
            "decode_raw", "parse_example", "parse_single_example", "TFRecordCompressionType",
-           "TFRecordOptions", "TFRecordWriter", "tf_record_iterator", "decode_csv"]
+           "TFRecordOptions", "TFRecordWriter", "tf_record_iterator", "decode_csv", "write_graph"]

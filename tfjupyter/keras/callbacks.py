@@ -1,6 +1,8 @@
 """``tf.keras.callbacks``: what ``fit`` calls at the start and end of training, epochs and
 batches (TF 1.15's API): History (always), ProgbarLogger (verbose), EarlyStopping,
-ModelCheckpoint, TensorBoard, LambdaCallback.
+ModelCheckpoint, TensorBoard, LambdaCallback, and LearningRateScheduler and ReduceLROnPlateau,
+which change the optimizer's learning-rate variable (``optimizer.lr``) between epochs and
+add it to the epoch's logs as 'lr' (History, called after them, records it).
 
 ``fit`` gives every callback ``params`` ({'batch_size', 'epochs', 'steps', 'samples',
 'verbose', 'do_validation', 'metrics'}) and ``model``; logs are dicts of floats: a batch's
@@ -15,10 +17,12 @@ from typing import Dict, List
 
 import numpy as np
 
+from . import backend
 from .utils import Progbar
 
 __all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "EarlyStopping",
-           "ModelCheckpoint", "TensorBoard", "LambdaCallback"]
+           "ModelCheckpoint", "TensorBoard", "LambdaCallback", "LearningRateScheduler",
+           "ReduceLROnPlateau"]
 
 
 class Callback:
@@ -185,10 +189,12 @@ class EarlyStopping(Callback):
 
 
 class ModelCheckpoint(Callback):
-    """Saves the model's weights after every ``period`` epochs to ``filepath`` formatted with
-    the epoch (from 1) and the logs ('weights.{epoch:02d}-{val_loss:.2f}'), or only when
-    ``monitor`` improves (``save_best_only``). The files are TensorFlow checkpoints
-    (``model.save_weights``); an .h5 path needs h5py, which tfjupyter does not use."""
+    """Saves the model after every ``period`` epochs to ``filepath`` formatted with the epoch
+    (from 1) and the logs ('weights.{epoch:02d}-{val_loss:.2f}'), or only when ``monitor``
+    improves (``save_best_only``). As TF 1.15: the whole model (``model.save``: Keras's HDF5
+    file, whatever the extension; needs h5py), or with ``save_weights_only`` its weights
+    (``model.save_weights``: HDF5 for an .h5 / .hdf5 / .keras path, else TensorFlow
+    checkpoint files)."""
 
     def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False,
                  save_weights_only=False, mode="auto", save_freq="epoch", period=1):
@@ -230,33 +236,80 @@ class ModelCheckpoint(Callback):
             self.best = current
         elif self.verbose > 0:
             print(f"\nEpoch {epoch + 1:05d}: saving model to {filepath}")
-        self.model.save_weights(filepath, overwrite=True)
+        if self.save_weights_only:
+            self.model.save_weights(filepath, overwrite=True)
+        else:
+            self.model.save(filepath, overwrite=True)
 
 
 class TensorBoard(Callback):
     """Writes the graph (``write_graph``) and each epoch's logs as scalar summaries to
     ``log_dir`` (TensorBoard's event files), with the epoch as the step; with
-    ``update_freq='batch'`` (or every N samples) also the batches' logs, as 'batch_<name>'."""
+    ``update_freq='batch'`` (or every N samples) also the batches' logs, as 'batch_<name>'.
 
-    def __init__(self, log_dir="./logs", histogram_freq=0, write_graph=True,
-                 write_images=False, update_freq="epoch", **kwargs):
+    Every ``histogram_freq`` epochs (epoch 0, N, 2N, ...) it writes a histogram of each
+    layer's weights ('dense/kernel_0'), as images too with ``write_images``
+    (``tensorboard_summaries.py``). When ``validation_data`` is set on the callback (TF 1.15's
+    [inputs..., targets..., sample weights...]), it also writes, per validation batch, the
+    histograms of the layers' outputs ('dense_out') and, with ``write_grads``, of the loss's
+    gradients ('dense/kernel_0_grad'), as TF 1.15 does."""
+
+    def __init__(self, log_dir="./logs", histogram_freq=0, batch_size=32, write_graph=True,
+                 write_grads=False, write_images=False, update_freq="epoch", **kwargs):
         super().__init__()
-        if histogram_freq:
-            raise NotImplementedError("TensorBoard(histogram_freq>0) is not supported by "
+        if kwargs.pop("embeddings_freq", None):
+            raise NotImplementedError("TensorBoard(embeddings_freq=...) is not supported by "
                                       "tfjupyter.")
+        kwargs.pop("profile_batch", None)   # TF 1.15 profiles in eager mode only
+        kwargs.pop("embeddings_layer_names", None)
+        kwargs.pop("embeddings_metadata", None)
+        kwargs.pop("embeddings_data", None)
+        if kwargs:
+            raise TypeError(f"Unexpected keyword argument passed to TensorBoard: "
+                            f"{sorted(kwargs)[0]}")
         self.log_dir, self.write_graph = os.fspath(log_dir), write_graph
+        self.histogram_freq, self.batch_size = int(histogram_freq or 0), batch_size
+        self.write_grads, self.write_images = write_grads, write_images
         self.update_freq = 1 if update_freq == "batch" else update_freq
         self.writer = None
+        self._weight_summary = self._data_summary = None
         self._samples_seen = self._samples_at_last_write = 0
         self._total_batches = 0
 
     def on_train_begin(self, logs=None):
         from ..summary import FileWriter
-        graph = None
-        if self.write_graph:
-            from .backend import get_session
-            graph = get_session().graph
-        self.writer = FileWriter(self.log_dir, graph=graph)
+        from .backend import get_session
+        session_graph = get_session().graph
+        if self.histogram_freq and self._weight_summary is None:
+            from . import tensorboard_summaries
+            with session_graph.as_default():
+                self._weight_summary = tensorboard_summaries.weight_summaries(
+                    self.model, self.write_images)
+                self._data_summary = tensorboard_summaries.data_summaries(
+                    self.model, self.write_grads)
+        self.writer = FileWriter(self.log_dir,
+                                 graph=session_graph if self.write_graph else None)
+
+    def _write_histograms(self, epoch: int) -> None:
+        from .backend import get_session
+        from .tensorboard_summaries import split_validation_data
+        session = get_session()
+        if self._weight_summary is not None:
+            self.writer.add_summary(session.run(self._weight_summary), epoch)
+        if self._data_summary is None or self.validation_data is None:
+            return
+        xs, ys, ws = split_validation_data(self.model, self.validation_data)
+        if not self.write_grads:
+            ys = ws = None
+        elif not ws:
+            ws = [np.ones(len(y), np.float32) for y in ys]
+        size = len(xs[0])
+        for start in range(0, size, self.batch_size):
+            part = slice(start, start + self.batch_size)
+            feed = self.model._feed([x[part] for x in xs],
+                                    None if ys is None else [y[part] for y in ys],
+                                    None if ws is None else [w[part] for w in ws])
+            self.writer.add_summary(session.run(self._data_summary, feed), epoch)
 
     def _write(self, logs, step: int, prefix: str = "") -> None:
         from ..summary import Summary
@@ -281,6 +334,8 @@ class TensorBoard(Callback):
             self._samples_at_last_write = self._samples_seen
 
     def on_epoch_end(self, epoch, logs=None):
+        if self.histogram_freq and epoch % self.histogram_freq == 0:
+            self._write_histograms(epoch)
         self._write(logs or {}, epoch, "epoch_" if self.update_freq != "epoch" else "")
 
     def on_train_end(self, logs=None):
@@ -299,3 +354,106 @@ class LambdaCallback(Callback):
         for hook, function in hooks.items():
             if function is not None:
                 setattr(self, hook, function)
+
+
+def _learning_rate_variable(model):
+    if not hasattr(model.optimizer, "lr"):
+        raise ValueError('Optimizer must have a "lr" attribute.')
+    return model.optimizer.lr
+
+
+class LearningRateScheduler(Callback):
+    """Sets the learning rate at the start of each epoch to ``schedule(epoch, lr)`` (or
+    ``schedule(epoch)``, Keras's older form), epochs counted from 0."""
+
+    def __init__(self, schedule, verbose=0):
+        super().__init__()
+        self.schedule, self.verbose = schedule, verbose
+
+    def on_epoch_begin(self, epoch, logs=None):
+        variable = _learning_rate_variable(self.model)
+        try:   # the schedule of the current rate
+            lr = self.schedule(epoch, float(backend.get_value(variable)))
+        except TypeError:   # the older schedule of the epoch alone
+            lr = self.schedule(epoch)
+        if not isinstance(lr, (float, np.float32, np.float64)):
+            raise ValueError('The output of the "schedule" function should be float.')
+        backend.set_value(variable, lr)
+        if self.verbose > 0:
+            print(f"\nEpoch {epoch + 1:05d}: LearningRateScheduler reducing learning rate to "
+                  f"{lr}.")
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is not None:
+            logs["lr"] = backend.get_value(self.model.optimizer.lr)
+
+
+class ReduceLROnPlateau(Callback):
+    """Multiplies the learning rate by ``factor`` (not below ``min_lr``) when ``monitor`` has
+    not improved by more than ``min_delta`` for ``patience`` epochs, then waits ``cooldown``
+    epochs before counting again."""
+
+    def __init__(self, monitor="val_loss", factor=0.1, patience=10, verbose=0, mode="auto",
+                 min_delta=1e-4, cooldown=0, min_lr=0, **kwargs):
+        super().__init__()
+        if factor >= 1.0:
+            raise ValueError("ReduceLROnPlateau does not support a factor >= 1.0.")
+        if "epsilon" in kwargs:
+            min_delta = kwargs.pop("epsilon")
+            warnings.warn("`epsilon` argument is deprecated and will be removed, use "
+                          "`min_delta` instead.")
+        if kwargs:
+            raise TypeError(f"Unexpected keyword argument(s) for ReduceLROnPlateau: "
+                            f"{sorted(kwargs)}")
+        self.monitor, self.factor, self.min_lr = monitor, factor, min_lr
+        self.min_delta, self.patience, self.verbose = min_delta, patience, verbose
+        self.cooldown, self.mode = cooldown, mode
+        self._reset()
+
+    def _reset(self) -> None:
+        if self.mode not in ("auto", "min", "max"):
+            warnings.warn(f"Learning Rate Plateau Reducing mode {self.mode} is unknown, "
+                          "fallback to auto mode.")
+            self.mode = "auto"
+        if self.mode == "min" or (self.mode == "auto" and "acc" not in self.monitor):
+            self.monitor_op = lambda a, b: np.less(a, b - self.min_delta)
+            self.best = np.inf
+        else:
+            self.monitor_op = lambda a, b: np.greater(a, b + self.min_delta)
+            self.best = -np.inf
+        self.cooldown_counter = 0
+        self.wait = 0
+
+    def on_train_begin(self, logs=None):
+        self._reset()
+
+    def in_cooldown(self) -> bool:
+        return self.cooldown_counter > 0
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs if logs is not None else {}
+        variable = _learning_rate_variable(self.model)
+        logs["lr"] = backend.get_value(variable)
+        current = logs.get(self.monitor)
+        if current is None:
+            warnings.warn(f"Reduce LR on plateau conditioned on metric `{self.monitor}` which "
+                          f"is not available. Available metrics are: {','.join(logs)}")
+            return
+        if self.in_cooldown():
+            self.cooldown_counter -= 1
+            self.wait = 0
+        if self.monitor_op(current, self.best):
+            self.best = current
+            self.wait = 0
+        elif not self.in_cooldown():
+            self.wait += 1
+            if self.wait >= self.patience:
+                old_lr = float(backend.get_value(variable))
+                if old_lr > self.min_lr:
+                    new_lr = max(old_lr * self.factor, self.min_lr)
+                    backend.set_value(variable, new_lr)
+                    if self.verbose > 0:
+                        print(f"\nEpoch {epoch + 1:05d}: ReduceLROnPlateau reducing learning "
+                              f"rate to {new_lr}.")
+                    self.cooldown_counter = self.cooldown
+                    self.wait = 0

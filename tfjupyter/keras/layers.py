@@ -19,8 +19,9 @@ from .engine.input_layer import Input, InputLayer  # noqa: F401
 from .recurrent import GRU, LSTM  # noqa: F401
 
 __all__ = ["Layer", "InputLayer", "Input", "Dense", "Conv1D", "Conv2D", "Convolution1D",
-           "Convolution2D", "MaxPooling1D", "MaxPooling2D", "AveragePooling1D",
-           "AveragePooling2D", "MaxPool1D", "MaxPool2D", "AvgPool1D", "AvgPool2D",
+           "Convolution2D", "Conv2DTranspose", "Convolution2DTranspose", "MaxPooling1D",
+           "MaxPooling2D", "AveragePooling1D", "AveragePooling2D", "MaxPool1D", "MaxPool2D",
+           "AvgPool1D", "AvgPool2D", "GlobalAveragePooling1D", "GlobalMaxPooling1D",
            "GlobalAveragePooling2D", "GlobalMaxPooling2D", "Dropout", "Flatten",
            "BatchNormalization", "Activation", "Reshape", "Embedding", "Lambda", "Concatenate",
            "Add", "Subtract", "Multiply", "Average", "concatenate", "add", "subtract",
@@ -63,7 +64,11 @@ class Conv2D(_KerasConv, convolutional.Conv2D):
     pass
 
 
-Convolution1D, Convolution2D = Conv1D, Conv2D
+class Conv2DTranspose(_KerasConv, convolutional.Conv2DTranspose):
+    pass
+
+
+Convolution1D, Convolution2D, Convolution2DTranspose = Conv1D, Conv2D, Conv2DTranspose
 
 
 def _pooling(tf_layers_class, default_pool_size):
@@ -119,6 +124,22 @@ class GlobalMaxPooling2D(GlobalAveragePooling2D):
     def call(self, inputs):
         axes = [2, 3] if self.data_format == "channels_first" else [1, 2]
         return math_ops.reduce_max(inputs, axis=axes)
+
+
+class GlobalAveragePooling1D(Layer):
+    """The mean over the steps: [batch, steps, features] -> [batch, features]."""
+    def __init__(self, data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        self.data_format = data_format or "channels_last"
+
+    def call(self, inputs):
+        return math_ops.reduce_mean(inputs, axis=2 if self.data_format == "channels_first" else 1)
+
+
+class GlobalMaxPooling1D(GlobalAveragePooling1D):
+    """The maximum over the steps."""
+    def call(self, inputs):
+        return math_ops.reduce_max(inputs, axis=2 if self.data_format == "channels_first" else 1)
 
 
 class Activation(Layer):

@@ -1,6 +1,10 @@
-"""``tf.keras.models``: the model classes, and ``clone_model`` (TF 1.15's): the same
+"""``tf.keras.models``: the model classes, ``clone_model`` (TF 1.15's): the same
 architecture with new weights, in the default graph, optionally on given input tensors (what
-``model_to_estimator`` builds its model_fn's model with)."""
+``model_to_estimator`` builds its model_fn's model with), and saving: ``save_model`` /
+``load_model`` (Keras's HDF5 files), ``model_from_config`` / ``model_from_json``
+(``keras/saving``)."""
+import json
+
 from ..framework.ops import Tensor
 from .engine.base_layer import copy_layer, flatten, node_of
 from .engine.input_layer import Input, InputLayer
@@ -8,7 +12,32 @@ from .engine.network import Network
 from .engine.sequential import Sequential
 from .engine.training import Model
 
-__all__ = ["Model", "Sequential", "clone_model"]
+__all__ = ["Model", "Sequential", "clone_model", "save_model", "load_model",
+           "model_from_config", "model_from_json"]
+
+
+def save_model(model, filepath, overwrite: bool = True, include_optimizer: bool = True,
+               save_format=None) -> None:
+    """``model.save``: Keras's HDF5 file of the model (needs h5py)."""
+    model.save(filepath, overwrite=overwrite, include_optimizer=include_optimizer,
+               save_format=save_format)
+
+
+def load_model(filepath, custom_objects=None, compile=True):   # noqa: A002  (Keras's name)
+    """The model an HDF5 file holds, in the default graph, compiled as it was saved."""
+    from .saving import hdf5
+    return hdf5.load_model(filepath, custom_objects=custom_objects, compile=compile)
+
+
+def model_from_config(config, custom_objects=None):
+    """A new model from ``{"class_name": ..., "config": ...}`` (Keras's layout)."""
+    from .saving.config import model_from_config as from_config
+    return from_config(config, custom_objects)
+
+
+def model_from_json(json_string, custom_objects=None):
+    """A new model from ``model.to_json()``'s text."""
+    return model_from_config(json.loads(json_string), custom_objects)
 
 
 def clone_model(model, input_tensors=None, clone_function=None):

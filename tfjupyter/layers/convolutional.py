@@ -1,5 +1,5 @@
 """``tf.layers`` convolutions: Conv1D and Conv2D (variables 'kernel' [k..., in, out] and
-'bias' [out]) and their functional forms."""
+'bias' [out]), Conv2DTranspose (kernel [kh, kw, out, in]) and their functional forms."""
 from __future__ import annotations
 
 from typing import Optional
@@ -9,12 +9,15 @@ from ..framework.ops import Tensor
 from ..framework.tensor_shape import TensorShape
 from ..init_ops import zeros_initializer
 from ..ops import nn_ops
+from ..ops.array_join_ops import stack
+from ..ops.array_ops import shape
 from .base import Layer
 from .core import set_kernel_and_bias_options
 from .utils import (normalize_data_format, normalize_padding, normalize_tuple, to_channels_last,
                     to_data_format)
 
-__all__ = ["Conv1D", "Conv2D", "conv1d", "conv2d", "Convolution1D", "Convolution2D"]
+__all__ = ["Conv1D", "Conv2D", "conv1d", "conv2d", "Convolution1D", "Convolution2D",
+           "Conv2DTranspose", "conv2d_transpose", "Convolution2DTranspose"]
 
 
 class _Conv(Layer):
@@ -54,8 +57,7 @@ class _Conv(Layer):
         if input_dim is None:
             raise ValueError("The channel dimension of the inputs should be defined. "
                              "Found `None`.")
-        kernel_shape = list(self.kernel_size) + [input_dim, self.filters]
-        self.kernel = self.add_weight("kernel", shape=kernel_shape,
+        self.kernel = self.add_weight("kernel", shape=self._kernel_shape(input_dim),
                                       initializer=self.kernel_initializer,
                                       regularizer=self.kernel_regularizer,
                                       constraint=self.kernel_constraint, trainable=True)
@@ -65,6 +67,9 @@ class _Conv(Layer):
                                         regularizer=self.bias_regularizer,
                                         constraint=self.bias_constraint, trainable=True)
         self.built = True
+
+    def _kernel_shape(self, input_dim: int) -> list:
+        return list(self.kernel_size) + [input_dim, self.filters]
 
     def call(self, inputs: Tensor) -> Tensor:
         x = to_channels_last(inputs, self.data_format)
@@ -95,6 +100,47 @@ class Conv2D(_Conv):
 
 Convolution1D = Conv1D
 Convolution2D = Conv2D
+
+
+def deconv_output_length(input_length, filter_size: int, padding: str, stride: int):
+    """The length a transposed convolution makes of ``input_length`` (int, tensor or None)."""
+    if input_length is None:
+        return None
+    input_length = input_length * stride
+    if padding == "valid":
+        input_length += max(filter_size - stride, 0)
+    return input_length
+
+
+class Conv2DTranspose(Conv2D):
+    """The transpose of Conv2D ("deconvolution"): each input pixel spreads over a
+    kernel-sized patch of an output ``strides`` times larger ('same') or larger by
+    max(kernel - stride, 0) more ('valid'); kernel [kh, kw, filters, in]."""
+
+    def _kernel_shape(self, input_dim: int) -> list:
+        return list(self.kernel_size) + [self.filters, input_dim]
+
+    def call(self, inputs: Tensor) -> Tensor:
+        x = to_channels_last(inputs, self.data_format)
+        dynamic = shape(x)
+        static = x.shape.as_list()
+        sizes = []
+        for axis in (1, 2):
+            k, stride = self.kernel_size[axis - 1], self.strides[axis - 1]
+            length = static[axis] if static[axis] is not None else dynamic[axis]
+            sizes.append(deconv_output_length(length, k, self.padding, stride))
+        outputs = nn.conv2d_transpose(x, self.kernel, stack([dynamic[0], *sizes, self.filters]),
+                                      [1, *self.strides, 1], self.padding.upper())
+        outputs.set_shape([static[0]] + [n if isinstance(n, int) else None for n in sizes]
+                          + [self.filters])
+        if self.use_bias:
+            outputs = nn.bias_add(outputs, self.bias)
+        if self.activation is not None:
+            outputs = self.activation(outputs)
+        return to_data_format(outputs, self.data_format)
+
+
+Convolution2DTranspose = Conv2DTranspose
 
 
 def _conv(layer_class, inputs, filters, kernel_size, strides, padding, data_format,
@@ -134,5 +180,19 @@ def conv1d(inputs, filters: int, kernel_size, strides=1, padding: str = "valid",
     """The functional form of ``Conv1D``."""
     return _conv(Conv1D, inputs, filters, kernel_size, strides, padding, data_format,
                  dilation_rate, activation, use_bias, kernel_initializer, bias_initializer,
+                 kernel_regularizer, bias_regularizer, activity_regularizer, kernel_constraint,
+                 bias_constraint, trainable, name, reuse)
+
+
+def conv2d_transpose(inputs, filters: int, kernel_size, strides=(1, 1), padding: str = "valid",
+                     data_format: str = "channels_last", activation=None, use_bias: bool = True,
+                     kernel_initializer=None, bias_initializer=zeros_initializer(),
+                     kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                     kernel_constraint=None, bias_constraint=None, trainable: bool = True,
+                     name: Optional[str] = None, reuse=None) -> Tensor:
+    """The functional form of ``Conv2DTranspose``: variables '<name or conv2d_transpose_N>/
+    kernel' and '/bias'."""
+    return _conv(Conv2DTranspose, inputs, filters, kernel_size, strides, padding, data_format,
+                 (1, 1), activation, use_bias, kernel_initializer, bias_initializer,
                  kernel_regularizer, bias_regularizer, activity_regularizer, kernel_constraint,
                  bias_constraint, trainable, name, reuse)

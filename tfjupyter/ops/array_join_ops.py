@@ -310,6 +310,45 @@ def pack(values, axis: int = 0, name: str = "pack") -> Tensor:
     return stack(values, axis, name)
 
 
+def contains_tensor(values) -> bool:
+    """Whether a (nested) list or tuple holds a tensor or variable somewhere."""
+    return any(contains_tensor(v) if isinstance(v, (list, tuple)) else _is_tensorlike(v)
+               for v in values)
+
+
+def autopack(values, dtype=None, name: str = "packed") -> Tensor:
+    """TF's conversion of a (nested) list that holds tensors: one Pack per nesting level, its
+    Python values made constants of the tensors' dtype (``tf.reduce_mean([t1, t2])``)."""
+    def first_dtype(items):
+        for v in items:
+            found = first_dtype(v) if isinstance(v, (list, tuple)) else (
+                convert_to_tensor(v).dtype.base_dtype if _is_tensorlike(v) else None)
+            if found is not None:
+                return found
+        return None
+
+    def pack_level(items, scope_name):
+        with name_scope(scope_name) as scope:
+            parts = [pack_level(v, str(i)) if isinstance(v, (list, tuple)) and contains_tensor(v)
+                     else v for i, v in enumerate(items)]
+            tensors = []
+            for i, v in enumerate(parts):
+                if _is_tensorlike(v):
+                    t = convert_to_tensor(v)
+                    if t.dtype.base_dtype is not dtype:
+                        raise TypeError(f"Cannot convert a list containing a tensor of dtype "
+                                        f"{t.dtype.base_dtype.name} to {dtype.name} (Tensor is: "
+                                        f"{t!r})")
+                    tensors.append(t)
+                else:
+                    tensors.append(constant(v, dtype=dtype, name=str(i)))
+            return _new_op("Pack", tensors, {"axis": 0, "N": len(tensors)},
+                           name=scope).outputs[0]
+
+    dtype = dtypes.as_dtype(dtype) if dtype is not None else first_dtype(values)
+    return pack_level(values, name)
+
+
 @register_op("Unpack")
 def _unpack_shape(op):
     x = op.inputs[0]

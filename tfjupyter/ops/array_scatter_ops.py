@@ -136,6 +136,37 @@ def scatter_nd(indices, updates, shape, name: Optional[str] = None) -> Tensor:  
     return _new_op("ScatterNd", [idx, u, shape_t], name=name or "ScatterNd").outputs[0]
 
 
+# TensorFlow's tensor_scatter_nd_update: graphs written for TensorFlow hold it for our SetRow
+# (framework/tf_layout.py), and tfjupyter reads them back.
+@register_op("TensorScatterUpdate")
+def _tensor_scatter_update_shape(op):
+    tensor, indices, updates = op.inputs
+    _check_index_dtype(op, indices, "indices")
+    if updates.dtype is not tensor.dtype:
+        raise TypeError(f"TensorScatterUpdate '{op.name}': updates are {updates.dtype.name}, the "
+                        f"tensor {tensor.dtype.name}")
+    k = _nd_index_depth(op, indices)
+    if k is not None and tensor.shape.ndims is not None and indices.shape.ndims is not None:
+        if k > tensor.shape.ndims:
+            raise ValueError(f"indices.shape[-1] must be <= rank of tensor, got {k} > "
+                             f"{tensor.shape.ndims} for '{op.name}' (op: 'TensorScatterUpdate')")
+        want = indices.shape[:-1].concatenate(tensor.shape[k:])
+        if not updates.shape.is_compatible_with(want):
+            raise ValueError(f"The shape of updates must be {list_str(want)}, got "
+                             f"{list_str(updates.shape)} for '{op.name}' "
+                             "(op: 'TensorScatterUpdate')")
+    return [(tensor.dtype, tensor.shape)]
+
+
+@register_gradient("TensorScatterUpdate")
+def _tensor_scatter_update_grad(op, grad):
+    from .array_ops import zeros_like
+    _, indices, updates = op.inputs
+    kept = _new_op("TensorScatterUpdate", [grad, indices, zeros_like(updates)],
+                   name="TensorScatterUpdate").outputs[0]
+    return [kept, None, gather_nd(grad, indices)]
+
+
 # -- SparseToDense -------------------------------------------------------------------------------------------
 @register_op("SparseToDense")
 def _sparse_to_dense_shape(op):

@@ -113,6 +113,21 @@ def _sum_to_shape_grad(op, grad):
     return [array_ops.broadcast_to(grad, array_ops.shape(op.inputs[0])), None]
 
 
+# TensorFlow's broadcast gradients use BroadcastGradientArgs (SumToShape's parts); graphs written
+# for TensorFlow (framework/tf_layout.py) and TensorFlow's own training graphs hold it.
+@register_op("BroadcastGradientArgs")
+def _broadcast_gradient_args_shape(op):
+    s0, s1 = op.inputs
+    for s in (s0, s1):
+        if s.dtype not in (dtypes.int32, dtypes.int64) or not s.shape.is_compatible_with([None]):
+            raise ValueError(f"BroadcastGradientArgs '{op.name}': shapes must be int32 or int64 "
+                             f"vectors, got {s.dtype.name} {list_str(s.shape)} ({s.name})")
+    return [(s0.dtype, TensorShape([None])), (s0.dtype, TensorShape([None]))]
+
+
+NotDifferentiable("BroadcastGradientArgs")
+
+
 # -- binary elementwise ops ---------------------------------------------------------------------------------
 def _broadcast_shape_fn(allowed: Sequence[dtypes.DType], out_dtype: Optional[dtypes.DType] = None):
     def shape_fn(op):

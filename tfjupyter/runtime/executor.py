@@ -29,6 +29,7 @@ import numpy as np
 from ..framework import errors
 from ..framework.ops import Operation, Tensor
 from .devices import Device
+from .fusion import FusedGroup, find_groups
 
 __all__ = ["Plan", "StepStats", "needed_ops"]
 
@@ -141,11 +142,49 @@ class Plan:
         from ..kernels.cpu._threads import SPLIT_OP_TYPES, single_threaded_blas
         splits = any(op.type in SPLIT_OP_TYPES for op in self.ops)
         self._threads = single_threaded_blas if splits else contextlib.nullcontext()
+        self._units = self._fused_units()
         self.step, self.source, self._line_ops = self._generate(traced=False)
         self._traced_step = None
         self._traced_line_ops: Dict[int, Operation] = {}
 
     # -- code generation -----------------------------------------------------------------------
+    def _fused_units(self) -> List:
+        """The plan's ops in order, each fusible group (runtime/fusion.py) as one unit at its
+        anchor's place."""
+        assigned = self.session.placer.assigned
+        groups = find_groups(
+            self.ops, device_of=lambda op: None if _in_device_memory(assigned[op]) else assigned[op],
+            has_kernel=lambda device, kind: device.kernel_factory(kind) is not None,
+            fetched=[t for t in self.fetches if t is not None], fed=self.feeds)
+        units = []
+        for op in self.ops:
+            group = groups.get(op)
+            if group is None:
+                units.append(op)
+            elif op is group.anchor:
+                units.append(group)
+        return units
+
+    def _kernel(self, unit, device: Device):
+        """The kernel of an op (or fused group) on ``device``, from the device's backend."""
+        factory = device.kernel_factory(unit.type)
+        if factory is None:
+            raise errors.NotFoundError(
+                None, unit, f"No {device.device_type} kernel registered for op '{unit.name}' "
+                f"(type {unit.type}) on {device.name}")
+        outer, _compiling.session = compiling_session(), self.session
+        op = unit.reported_as if isinstance(unit, FusedGroup) else unit
+        try:
+            with _device_context(device):  # factories upload constants, make RNG states
+                kernel = factory(unit, device)
+        except errors.OpError:
+            raise
+        except (ValueError, TypeError, NotImplementedError) as e:
+            raise errors.InvalidArgumentError(None, op, f"{op.type} '{op.name}': {e}") from e
+        finally:
+            _compiling.session = outer
+        return kernel
+
     def _generate(self, traced: bool):
         session = self.session
         assigned: Dict[Operation, Device] = session.placer.assigned
@@ -165,6 +204,16 @@ class Plan:
             if op is not None:
                 line_ops[len(lines)] = op
 
+        def emit_dels(index: int) -> None:
+            """Frees the buffers whose last reader is unit ``index``."""
+            dead = []
+            for t in last_use.get(index, ()):
+                if names[t].startswith("v"):
+                    dead.append(names[t])
+                dead.extend(copies.pop(t, {}).values())
+            if dead:
+                emit(f"del {', '.join(dead)}")
+
         # Where each tensor's value lives: None for host memory, else its accelerator device.
         where: Dict[Tensor, Optional[Device]] = {t: None for t in self.feeds}
         copies: Dict[Tensor, Dict[Optional[str], str]] = {}
@@ -183,7 +232,23 @@ class Plan:
                 emit(f"{known[key]} = {self._transfer(namespace, have, needed)}({names[t]})")
             return known[key]
 
-        for index, op in enumerate(self.ops):
+        for index, op in enumerate(self._units):
+            if isinstance(op, FusedGroup):
+                group, device = op, assigned[op.anchor]
+                namespace[f"k{index}"] = self._kernel(group, device)
+                outs = [f"v{index}_{k}" for k in range(len(group.outputs))]
+                if traced:
+                    emit("_s = _time()")
+                args = ", ".join(value_at(t, None) for t in group.inputs)
+                bound = outs[0] if len(outs) == 1 else ", ".join(outs)
+                emit(f"{bound} = k{index}({args})", group.reported_as)
+                if traced:
+                    namespace[f"op{index}"] = group.timed_as
+                    emit(f"_stats.add({device.name!r}, op{index}, _s, _time())")
+                for t, name in zip(group.outputs, outs):
+                    where[t], names[t] = None, name
+                emit_dels(index)
+                continue
             device = assigned[op]
             if op.type in _ORDERING_ONLY_TYPES:
                 continue
@@ -194,21 +259,7 @@ class Plan:
             host_outputs: Sequence[int] = ()
             forwarding = op.type in _FORWARDING_TYPES and len(inputs) == 1
             if not forwarding:
-                factory = device.kernel_factory(op.type)
-                if factory is None:
-                    raise errors.NotFoundError(
-                        None, op, f"No {device.device_type} kernel registered for op '{op.name}' "
-                        f"(type {op.type}) on {device.name}")
-                outer, _compiling.session = compiling_session(), session
-                try:
-                    with _device_context(device):  # factories upload constants, make RNG states
-                        kernel = factory(op, device)
-                except errors.OpError:
-                    raise
-                except (ValueError, TypeError, NotImplementedError) as e:
-                    raise errors.InvalidArgumentError(None, op, f"{op.type} '{op.name}': {e}") from e
-                finally:
-                    _compiling.session = outer
+                kernel = self._kernel(op, device)
                 host_inputs = getattr(kernel, "host_inputs", ())
                 host_outputs = getattr(kernel, "host_outputs", ())
                 bind = getattr(device.backend, "bind", None)
@@ -262,13 +313,7 @@ class Plan:
                     persistent.update(outputs)
             for k, t in enumerate(outputs):
                 names[t] = outs[k]
-            dead = []
-            for t in last_use.get(index, ()):
-                if names[t].startswith("v"):
-                    dead.append(names[t])
-                dead.extend(copies.pop(t, {}).values())
-            if dead:
-                emit(f"del {', '.join(dead)}")
+            emit_dels(index)
         results = []
         for t in self.fetches:
             if t is None:
@@ -285,11 +330,11 @@ class Plan:
         return namespace["step"], source, line_ops
 
     def _last_uses(self) -> Dict[int, List[Tensor]]:
-        """For each op index, the tensors whose last reader it is (and that are not fetched)."""
+        """For each unit's index, the tensors whose last reader it is (and that are not fetched)."""
         keep = set(t for t in self.fetches if t is not None)
         fed = set(self.feeds)
         last: Dict[Tensor, int] = {}
-        for index, op in enumerate(self.ops):
+        for index, op in enumerate(self._units):
             for t in op.outputs:
                 last[t] = index
             for t in op.inputs:

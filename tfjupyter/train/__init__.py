@@ -17,6 +17,7 @@ from .sync_replicas_optimizer import *  # noqa: F401,F403
 from .training_util import *  # noqa: F401,F403
 from ..summary import SummaryWriter, summary_iterator  # noqa: F401,E402  (0.x: tf.train.SummaryWriter)
 from ..distributed.cluster import ClusterSpec  # noqa: F401,E402
+from ..framework.graph_io import write_graph  # noqa: F401,E402
 from ..example import (BytesList, Example, Feature, FeatureList, FeatureLists, Features,  # noqa: F401,E402
                        FloatList, Int64List, SequenceExample)
 

@@ -1,9 +1,10 @@
 """Where ``fit`` / ``evaluate`` / ``predict`` take their batches from: numpy arrays
-(``ArrayInput``: batches of ``batch_size``, shuffled each epoch when asked) or a ``tf.data``
-dataset (``DatasetInput``: its elements are the batches, read with an initializable iterator
-in Keras's session, restarted each epoch unless ``steps`` says how many batches an epoch is).
-Each batch read from a dataset goes through ``prepare(x, y, sample_weight)``, the model's
-check and conversion of its arrays.
+(``ArrayInput``: batches of ``batch_size``, shuffled each epoch when asked; or, with
+``steps``, all the arrays at each step) or a ``tf.data`` dataset (``DatasetInput``: its
+elements are the batches, read with an initializable iterator in Keras's session, restarted
+each epoch unless ``steps`` says how many batches an epoch is). Each batch read from a
+dataset goes through ``prepare(x, y, sample_weight)``, the model's check and conversion of
+its arrays into lists (inputs, targets, sample weights).
 """
 from __future__ import annotations
 
@@ -18,45 +19,56 @@ from ...framework.errors import OutOfRangeError
 
 
 class ArrayInput:
-    def __init__(self, xs, y, sample_weight, batch_size: int, shuffle):
-        self.xs, self.y, self.sample_weight = xs, y, sample_weight
-        self.batch_size, self.shuffle = int(batch_size), shuffle
-        self.samples = len(xs[0])
-        self.steps = None
+    """Batches of numpy arrays: the inputs ``xs``, and for training or evaluation one target
+    array ``ys[i]`` and one sample-weight array ``weights[i]`` per trained output. With
+    ``steps``, each of the ``steps`` batches is all the arrays, as TF 1.15 feeds arrays when
+    ``steps_per_epoch`` is given."""
+
+    def __init__(self, xs, ys, weights, batch_size: int, shuffle, steps: Optional[int] = None):
+        self.xs, self.ys, self.weights = xs, ys, weights
+        self.batch_size, self.shuffle, self.steps = int(batch_size), shuffle, steps
+        self.samples = None if steps is not None else len(xs[0])
+
+    def _sliced(self, index):
+        return ([x[index] for x in self.xs],
+                None if self.ys is None else [y[index] for y in self.ys],
+                None if self.weights is None else [w[index] for w in self.weights])
 
     def split(self, fraction: float):
         """(training, validation): the last ``fraction`` of the samples validate, as Keras
         splits before shuffling."""
+        if self.steps is not None:
+            raise ValueError("`validation_split` needs batches of samples; it cannot be used "
+                             "with `steps_per_epoch` on arrays.")
         if not 0.0 < fraction < 1.0:
             raise ValueError(f"validation_split must be in (0, 1); got {fraction}.")
         at = int(self.samples * (1.0 - fraction))
         if at == 0 or at == self.samples:
             raise ValueError(f"validation_split={fraction} leaves no samples for training or "
                              f"validation ({self.samples} samples).")
-
-        def part(s):
-            return ArrayInput([x[s] for x in self.xs], None if self.y is None else self.y[s],
-                              None if self.sample_weight is None else self.sample_weight[s],
-                              self.batch_size, False)
-        training = part(slice(0, at))
-        training.shuffle = self.shuffle
-        return training, part(slice(at, None))
+        training = ArrayInput(*self._sliced(slice(0, at)), self.batch_size, self.shuffle)
+        return training, ArrayInput(*self._sliced(slice(at, None)), self.batch_size, False)
 
     def batches(self, session=None):
+        if self.steps is not None:
+            for _ in range(self.steps):
+                yield self.xs, self.ys, self.weights
+            return
         order = np.arange(self.samples)
         if self.shuffle == "batch":
-            starts = np.arange(0, self.samples, self.batch_size)
-            np.random.shuffle(starts)
-            order = np.concatenate([order[s:s + self.batch_size] for s in starts])
+            # Keras's batch_shuffle: whole batches change places; a last, partial batch stays
+            # last.
+            whole = self.samples // self.batch_size * self.batch_size
+            blocks = order[:whole].reshape(-1, self.batch_size)
+            np.random.shuffle(blocks)
+            order = np.concatenate([blocks.reshape(-1), order[whole:]])
         elif self.shuffle:
             np.random.shuffle(order)
         for start in range(0, self.samples, self.batch_size):
-            index = order[start:start + self.batch_size]
-            if not self.shuffle:
-                index = slice(start, start + self.batch_size)
-            yield ([x[index] for x in self.xs],
-                   None if self.y is None else self.y[index],
-                   None if self.sample_weight is None else self.sample_weight[index])
+            if self.shuffle:
+                yield self._sliced(order[start:start + self.batch_size])
+            else:
+                yield self._sliced(slice(start, start + self.batch_size))
 
 
 class DatasetInput:

@@ -10,7 +10,7 @@ graph of a network is the graph those calls built; calling the network on new te
 its layers again, in order, under the network's name scope ('model/dense/MatMul'), sharing
 their weights. Weights, updates and losses are its layers'; ``summary``, ``get_weights`` /
 ``set_weights`` and ``save_weights`` / ``load_weights`` (TF checkpoint files, keyed by the
-variables' names; HDF5 needs h5py, which tfjupyter does not depend on) work on them.
+variables' names, or Keras's HDF5 files: ``keras/saving``, with h5py) work on them.
 """
 from __future__ import annotations
 
@@ -55,6 +55,8 @@ class Network(Layer):
         self._input_layers: List[Layer] = []
         self._attribute_layers: List[Layer] = []   # a subclassed model's layers
         self._own_call = None                      # its call on its inputs
+        self._nested_inputs = None
+        self._graph_network = False                # inputs and outputs known: TF's node 0
         if inputs is not None or outputs is not None:
             if inputs is None or outputs is None:
                 raise ValueError("A functional Model needs both `inputs` and `outputs`.")
@@ -63,7 +65,8 @@ class Network(Layer):
     def _init_graph_network(self, inputs, outputs) -> None:
         self._inputs = flatten(inputs)
         self._outputs = flatten(outputs)
-        self._nested_outputs = outputs
+        self._nested_inputs, self._nested_outputs = inputs, outputs
+        self._graph_network = True
         input_ids = {id(t) for t in self._inputs}
         order, done = [], set()
 
@@ -120,6 +123,35 @@ class Network(Layer):
     @property
     def outputs(self) -> List:
         return list(self._outputs)
+
+    # A network of known inputs and outputs has its shapes, and before any call its input
+    # and output, from its own tensors, as TF 1.15's node 0 of a network (a one-tensor list
+    # unwrapped). Once called, ``input``/``output`` stay the first call's, which the
+    # TensorBoard histograms of a model nested in another read. A deferred Sequential or a
+    # subclassed model has only the calls made of it, as any layer.
+    @property
+    def input(self):
+        if not self._graph_network or self._nodes:
+            return super().input
+        return _unwrap_single(self._nested_inputs)
+
+    @property
+    def output(self):
+        if not self._graph_network or self._nodes:
+            return super().output
+        return _unwrap_single(self._nested_outputs)
+
+    @property
+    def input_shape(self):
+        if not self._graph_network:
+            return super().input_shape
+        return _shapes_of(_unwrap_single(self._nested_inputs))
+
+    @property
+    def output_shape(self):
+        if not self._graph_network:
+            return super().output_shape
+        return _shapes_of(_unwrap_single(self._nested_outputs))
 
     @property
     def nodes(self) -> List:
@@ -223,31 +255,68 @@ class Network(Layer):
 
     def save(self, filepath, overwrite: bool = True, include_optimizer: bool = True,
              save_format=None) -> None:
-        raise ImportError("`save` requires h5py (TF 1.15 saves whole models as HDF5), which "
-                          "tfjupyter does not use; `save_weights` writes TensorFlow checkpoint "
-                          "files of the weights.")
+        """Keras's HDF5 file of the whole model (``keras/saving/hdf5.py``; needs h5py),
+        whatever the path's extension, as TF 1.15 saves."""
+        if save_format not in (None, "h5", "hdf5", "keras"):
+            raise NotImplementedError(f"save(save_format={save_format!r}) is TF 2's format; "
+                                      "tfjupyter saves HDF5, or a SavedModel through "
+                                      "tf.keras.experimental.export_saved_model.")
+        from ..saving import hdf5
+        hdf5.save_model(self, filepath, overwrite=overwrite,
+                        include_optimizer=include_optimizer)
 
     def save_weights(self, filepath, overwrite: bool = True, save_format=None) -> None:
-        """TF checkpoint files at ``filepath`` (.index, .data-*), keyed by variable name."""
+        """Keras's HDF5 weights for an .h5 path (needs h5py), else TF checkpoint files at
+        ``filepath`` (.index, .data-*), keyed by variable name."""
         filepath = os.fspath(filepath)
-        _refuse_hdf5(filepath, save_format)
+        if _is_hdf5(filepath, save_format):
+            from ..saving import hdf5
+            return hdf5.save_weights(self, filepath)
         self._saver().save(backend.get_session(), filepath, write_meta_graph=False)
 
-    def load_weights(self, filepath, by_name: bool = False) -> None:
+    def load_weights(self, filepath, by_name: bool = False, skip_mismatch: bool = False) -> None:
         filepath = os.fspath(filepath)
-        _refuse_hdf5(filepath, None)
+        if _is_hdf5(filepath, None):
+            from ..saving import hdf5
+            return hdf5.load_weights(self, filepath, by_name=by_name,
+                                     skip_mismatch=skip_mismatch)
         if by_name:
-            raise NotImplementedError("load_weights(by_name=True) is for HDF5 files, which "
-                                      "tfjupyter does not read.")
+            raise NotImplementedError("load_weights(by_name=True) is for HDF5 files (.h5); "
+                                      "TF checkpoints are restored by variable name.")
         self._saver().restore(backend.get_session(), filepath)
 
+    def get_config(self):
+        """Keras's config of a Sequential or functional model (``keras/saving/config.py``)."""
+        from ..saving.config import model_config
+        return model_config(self)["config"]
+
+    def to_json(self, **kwargs) -> str:
+        from ..saving.saved_model import model_to_json
+        return model_to_json(self, **kwargs)
+
     def summary(self, line_length=None, positions=None, print_fn=None) -> None:
+        if not self.built:
+            raise ValueError("This model has not yet been built. Build the model first by "
+                             "calling `build()` or calling `fit()` with some data, or specify "
+                             "an `input_shape` argument in the first layer(s) for automatic "
+                             "build.")
         from .summary import print_summary
         print_summary(self, line_length=line_length, positions=positions, print_fn=print_fn)
 
 
-def _refuse_hdf5(filepath: str, save_format) -> None:
-    if save_format == "h5" or filepath.endswith((".h5", ".hdf5", ".keras")):
-        raise ImportError(f"Saving or loading HDF5 weights ({filepath}) needs h5py, which "
-                          "tfjupyter does not use; use a path without .h5 for TensorFlow "
-                          "checkpoint files.")
+def _unwrap_single(tensors):
+    if isinstance(tensors, (list, tuple)) and len(tensors) == 1:
+        return tensors[0]
+    return tensors
+
+
+def _shapes_of(tensors):
+    if isinstance(tensors, (list, tuple)):
+        return [tuple(t.get_shape().as_list()) for t in tensors]
+    return tuple(tensors.get_shape().as_list())
+
+
+def _is_hdf5(filepath: str, save_format) -> bool:
+    if save_format is not None:
+        return save_format in ("h5", "hdf5", "keras")
+    return filepath.endswith((".h5", ".hdf5", ".keras"))

@@ -44,10 +44,11 @@ class Sequential(Model):
         self._stack.append(layer)
         if self._outputs:
             self._init_graph_network(self._inputs[0], layer(self._outputs[0]))
-        elif len(self._stack) == 1 and layer._batch_input_shape is not None:
-            x = Input(batch_shape=layer._batch_input_shape, dtype=layer.dtype,
-                      name=layer.name + "_input")
-            self._init_graph_network(x, layer(x))
+        elif len(self._stack) == 1:
+            batch_shape, dtype = _input_shape_and_dtype(layer)
+            if batch_shape is not None:
+                x = Input(batch_shape=batch_shape, dtype=dtype, name=layer.name + "_input")
+                self._init_graph_network(x, layer(x))
 
     def pop(self) -> None:
         if not self._stack:
@@ -85,3 +86,13 @@ class Sequential(Model):
 
     def call(self, inputs, training=None):
         return self._call_stack(inputs, training)
+
+
+def _input_shape_and_dtype(layer):
+    """The batch input shape and dtype a first layer declares, looking through nested models
+    to their first layer, as TF 1.15's ``get_input_shape_and_dtype``; (None, None) if none."""
+    while isinstance(layer, Model) and (layer._graph_network or isinstance(layer, Sequential)):
+        if not layer.layers:
+            raise ValueError("An empty Model cannot be used as a Layer.")
+        layer = layer.layers[0]
+    return layer._batch_input_shape, layer.dtype

@@ -1,22 +1,30 @@
 """``tf.keras.Model``: a network with ``compile`` / ``fit`` / ``evaluate`` / ``predict``, in
 graph mode (TF 1.15).
 
-``compile`` records the optimizer, loss and metrics; the graph for them is built when first
+``compile`` records the optimizer, losses and metrics; the graph for them is built when first
 needed (a Sequential model without an input shape has no outputs until data shows its
-shape): a target placeholder '<output layer>_target', a sample-weight placeholder
-'<output layer>_sample_weights', the loss (the weighted mean of the per-example losses plus
-the layers' regularization losses), the metrics' batch means, and the training op
-(gradients of the loss applied by the optimizer, with the layers' updates) under the
-'training' name scope. Every step is one ``Session.run`` in ``backend.get_session()``,
-feeding a batch and, in training, True to the learning phase.
+shape): for each output with a loss, a target placeholder '<output layer>_target' and a
+sample-weight placeholder '<output layer>_sample_weights', its loss (the weighted mean of the
+per-example losses), the total loss (the outputs' losses times their ``loss_weights``, plus
+the layers' regularization losses), the metrics, and the training op (gradients of the loss
+applied by the optimizer, with the layers' updates) under the 'training' name scope. Every
+step is one ``Session.run`` in ``backend.get_session()``, feeding a batch and, in training,
+True to the learning phase.
 
-``fit`` loops over epochs and batches in Python, as Keras does, averaging each epoch's batch
-values weighted by batch size, and calls the callbacks (History always, ProgbarLogger when
-verbose). Inputs are numpy arrays (lists for several inputs) or a ``tf.data`` dataset of
-(inputs, targets[, sample weights]) batches, read through an initializable iterator.
+``fit`` loops over epochs and batches in Python, as Keras does, and reports what TF 1.15
+reports: the loss averaged over the epoch's samples, each output's loss ('dense_1_loss', with
+several outputs) averaged over its batches, and each metric ('acc', 'dense_1_acc') over the
+epoch's samples (weighted by the sample weights for ``weighted_metrics``). It calls the
+callbacks, then History (which so records what they add to the logs, such as 'lr'), then
+ProgbarLogger when verbose, and gives them the validation arrays as ``validation_data``. Inputs are numpy arrays (lists or dicts by name for several inputs
+or outputs) or a ``tf.data`` dataset of (inputs, targets[, sample weights]) batches, read
+through an initializable iterator; ``class_weight`` and ``sample_weight`` multiply into each
+output's sample weights (``training_utils``).
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
+from functools import partial
 from typing import Dict, List, Optional
 
 import numpy as np
@@ -27,6 +35,7 @@ from ...framework.ops import GraphKeys, name_scope
 from ...ops import array_ops, control_flow_ops, math_ops
 from .. import backend, callbacks as callbacks_module, losses, metrics as metrics_module
 from .. import optimizers
+from . import training_utils
 from .data_input import ArrayInput, DatasetInput
 from .input_layer import Input
 from .network import Network
@@ -50,83 +59,109 @@ class Model(Network):
     def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None,
                 sample_weight_mode=None, weighted_metrics=None, target_tensors=None,
                 **kwargs) -> None:
+        """``loss``, ``loss_weights``, ``metrics`` and ``weighted_metrics`` are one value for
+        every output, a list with one entry per output, or a dict keyed by output name."""
         if kwargs:
             raise TypeError(f"Invalid keyword argument(s) in `compile`: {sorted(kwargs)}")
-        for name, value in (("loss_weights", loss_weights),
-                            ("sample_weight_mode", sample_weight_mode),
-                            ("weighted_metrics", weighted_metrics),
+        for name, value in (("sample_weight_mode", sample_weight_mode),
                             ("target_tensors", target_tensors)):
             if value is not None:
                 raise NotImplementedError(f"compile({name}=...) is not supported by tfjupyter.")
         if loss is None:
             raise ValueError("compile needs a `loss`.")
-        if isinstance(loss, dict):
-            loss = list(loss.values())
-        if isinstance(loss, (list, tuple)):
-            if len(loss) != 1:
-                raise NotImplementedError("tfjupyter's Keras trains models with one output "
-                                          "and one loss.")
-            loss = loss[0]
         self.optimizer = optimizers.get(optimizer)
         self.loss = loss
-        self._compiled = (losses.get(loss), list(metrics or []))
+        self._compiled = dict(loss=loss, loss_weights=loss_weights, metrics=metrics,
+                              weighted_metrics=weighted_metrics)
         self._graph_parts = None
+        if self.built and self._outputs:
+            # A model with outputs gets its losses and metrics now, so that arguments that do
+            # not fit its outputs fail here, as in TF 1.15.
+            try:
+                self._training_graph()
+            except Exception:
+                self._compiled = None
+                raise
 
     @property
     def compiled_loss_and_metrics(self):
-        """(the loss function, the metrics as given) of ``compile``; None before it."""
-        return self._compiled
+        """(the loss function, the metrics as given) of ``compile`` for a model trained with
+        one loss and a flat list of metrics; None before ``compile``."""
+        if self._compiled is None:
+            return None
+        loss, metrics = self._compiled["loss"], self._compiled["metrics"]
+        if isinstance(loss, dict) and len(loss) == 1:
+            loss = next(iter(loss.values()))
+        if isinstance(loss, (list, tuple)) and len(loss) == 1:
+            loss = loss[0]
+        if isinstance(loss, (list, tuple, dict)) or isinstance(metrics, dict) or \
+                any(isinstance(m, (list, tuple)) for m in metrics or []):
+            raise NotImplementedError("Only a model compiled with one loss and a list of "
+                                      "metrics can be turned into an Estimator by tfjupyter.")
+        return losses.get(loss), list(metrics or [])
 
     @property
     def metrics_names(self) -> List[str]:
-        parts = self._training_graph() if self.built else None
+        """'loss', each output's loss ('dense_1_loss') when there are several, then the
+        metrics ('acc', or 'dense_1_acc' with several outputs), as TF 1.15 names them."""
+        parts = self._training_graph() if self.built and self._outputs else None
         if parts is None:
             return ["loss"]
-        return ["loss"] + list(parts["metric_names"])
+        return ["loss"] + [stat.name for stat in parts["stats"]]
 
     def _training_graph(self) -> Dict:
-        """The placeholders and tensors of the compiled loss and metrics (built once)."""
+        """The placeholders and tensors of the compiled losses and metrics (built once)."""
         if self._compiled is None:
             raise RuntimeError("You must compile your model before training/testing. Use "
                                "`model.compile(optimizer, loss)`.")
         if self._graph_parts is not None:
             return self._graph_parts
-        if len(self._outputs) != 1:
-            raise NotImplementedError("tfjupyter's Keras trains models with one output.")
-        loss_fn, metric_ids = self._compiled
-        output = self._outputs[0]
-        output_name = self.output_names[0]
-        sparse = loss_fn is losses.sparse_categorical_crossentropy
-        rank = output.get_shape().ndims
-        # Sparse targets are class indices: one dimension fewer than the output.
-        target = array_ops.placeholder(output.dtype.base_dtype,
-                                       [None] * (rank - 1 if sparse else rank),
-                                       name=f"{output_name}_target")
-        sample_weights = array_ops.placeholder(dtypes.float32, [None],
-                                               name=f"{output_name}_sample_weights")
+        with self._outputs[0].graph.as_default():
+            self._graph_parts = self._build_training_graph()
+        return self._graph_parts
+
+    def _build_training_graph(self) -> Dict:
+        names = self.output_names
+        compiled = self._compiled
+        loss_ids = training_utils.per_output_losses(compiled["loss"], names)
+        loss_weights = training_utils.per_output_loss_weights(compiled["loss_weights"], names)
+        metric_ids = training_utils.per_output_metrics(compiled["metrics"], names)
+        weighted_ids = training_utils.per_output_metrics(compiled["weighted_metrics"], names)
+        several = len(names) > 1
+        trained = [i for i, loss_id in enumerate(loss_ids) if loss_id is not None]
+        endpoints = [_Endpoint(names[i], self._outputs[i], losses.get(loss_ids[i]),
+                               loss_weights[i]) for i in trained]
+        if not endpoints:
+            raise ValueError("The model cannot be compiled because it has no loss to optimize.")
+        loss_stats, metric_stats = [], []
         with name_scope("loss"):
-            per_example = loss_fn(target, output)
-            weights = math_ops.cast(sample_weights, per_example.dtype)
-            example_rank = per_example.get_shape().ndims
-            if example_rank is not None and example_rank > 1:
-                weights = array_ops.reshape(weights, [-1] + [1] * (example_rank - 1))
-            weighted = per_example * weights
-            count = math_ops.cast(array_ops.size(weighted), weighted.dtype)
-            total_loss = math_ops.reduce_sum(weighted) / count
+            total_loss = None
+            for endpoint in endpoints:
+                with name_scope(f"{endpoint.name}_loss") if several else nullcontext():
+                    output_loss = endpoint.loss()
+                if several:
+                    loss_stats.append(_Stat(f"{endpoint.name}_loss", output_loss))
+                weighted = output_loss * math_ops.cast(endpoint.loss_weight, output_loss.dtype)
+                total_loss = weighted if total_loss is None else total_loss + weighted
             if self.losses:
                 total_loss = total_loss + math_ops.add_n(
                     [math_ops.cast(l, total_loss.dtype) for l in self.losses])
-        metric_names, metric_tensors = [], []
+        taken = ["loss"] + [stat.name for stat in loss_stats]
         with name_scope("metrics"):
-            for identifier in metric_ids:
-                name, function = metrics_module.resolve(identifier, loss_fn, output.get_shape())
-                metric_names.append(name)
-                metric_tensors.append(math_ops.reduce_mean(
-                    math_ops.cast(function(target, output), dtypes.float32)))
-        self._graph_parts = dict(target=target, sample_weights=sample_weights,
-                                 total_loss=total_loss, metric_names=metric_names,
-                                 metric_tensors=metric_tensors, train_op=None)
-        return self._graph_parts
+            for index, endpoint in zip(trained, endpoints):
+                for identifiers, weighted in ((metric_ids[index], False),
+                                              (weighted_ids[index], True)):
+                    for identifier in identifiers:
+                        short, function = metrics_module.resolve(
+                            identifier, endpoint.loss_fn, endpoint.output.get_shape())
+                        name = training_utils.metric_name(
+                            ("weighted_" if weighted else "") + short, endpoint.name, several,
+                            taken)
+                        taken.append(name)
+                        metric_stats.append(_Stat(name, *endpoint.metric_sum_and_count(
+                            function, weighted)))
+        return dict(endpoints=endpoints, total_loss=total_loss, stats=loss_stats + metric_stats,
+                    train_op=None)
 
     def _train_op(self):
         parts = self._training_graph()
@@ -150,8 +185,9 @@ class Model(Network):
         """A model without inputs yet (a Sequential without an input shape) is built from the
         first data it sees."""
         if not self.built or not self._outputs:
-            first = x[0] if isinstance(x, (list, tuple)) else x
-            first = np.asarray(first)
+            if isinstance(x, dict):
+                x = list(x.values())
+            first = np.asarray(x[0] if isinstance(x, (list, tuple)) else x)
             self._build_from_data((None,) + first.shape[1:], first.dtype)
 
     def _build_from_data(self, batch_input_shape, dtype) -> None:
@@ -160,86 +196,91 @@ class Model(Network):
         x = Input(batch_shape=batch_input_shape)
         self._set_subclassed_io(x, self(x))
 
-    def _standardize(self, x, y=None, sample_weight=None, check_targets: bool = True):
-        """Lists of arrays for the inputs, the targets' array and sample weights, checked
-        against the model's placeholders with Keras's messages."""
-        xs = [np.asarray(a) for a in (x if isinstance(x, (list, tuple)) else [x])]
-        if len(xs) != len(self._inputs):
-            raise ValueError(f"Error when checking model input: the list of Numpy arrays that "
-                             f"you are passing to your model is not the size the model "
-                             f"expected. Expected to see {len(self._inputs)} array(s), but "
-                             f"instead got {len(xs)} arrays.")
+    def _standardize(self, x, y=None, sample_weight=None, class_weight=None,
+                     check_targets: bool = True):
+        """Lists of the inputs' arrays, and of each trained output's targets and sample
+        weights, checked against the model's placeholders with Keras's messages."""
+        xs = training_utils.per_name_arrays(x, self.input_names, "input")
+        xs = [_expand_1d(array, tensor.get_shape().as_list())
+              for array, tensor in zip(xs, self._inputs)]
         for array, tensor, name in zip(xs, self._inputs, self.input_names):
             _check_array("input", name, array, tensor.get_shape().as_list())
-        if y is None:
-            return xs, None, None
-        y = np.asarray(y)
-        if check_targets:
-            parts = self._training_graph()
-            want = self._outputs[0].get_shape().as_list()
-            if self._compiled[0] is losses.sparse_categorical_crossentropy:
-                if y.ndim == len(want) - 1:
-                    y = y.reshape(y.shape + (1,))
-                want = want[:-1] + [1]
-            _check_array("target", self.output_names[0], y, want)
-            if self._compiled[0] is losses.sparse_categorical_crossentropy:
-                y = y.reshape(y.shape[:-1])
-            y = y.astype(parts["target"].dtype.as_numpy_dtype, copy=False)
-        counts = {len(a) for a in xs}
-        if len(counts) > 1:
+        if len({len(a) for a in xs}) > 1:
             raise ValueError(f"All input arrays (x) should have the same number of samples. Got "
                              f"array shapes: {[a.shape for a in xs]}")
-        if len(y) != len(xs[0]):
-            raise ValueError(f"Input arrays should have the same number of samples as target "
-                             f"arrays. Found {len(xs[0])} input samples and {len(y)} target "
-                             "samples.")
-        if sample_weight is None:
-            sample_weight = np.ones(len(y), np.float32)
-        sample_weight = np.asarray(sample_weight, np.float32)
-        if sample_weight.shape != (len(y),):
-            raise ValueError(f"Found a sample_weight array with shape {sample_weight.shape} for "
-                             f"an input with shape {y.shape}. sample_weight cannot be "
-                             "broadcast.")
-        return xs, y, sample_weight
+        if y is None or not check_targets:
+            return xs, None, None
+        endpoints = self._training_graph()["endpoints"]
+        names = [e.name for e in endpoints]
+        ys = training_utils.per_name_arrays(y, names, "target")
+        sample_weights = training_utils.per_output_weights(sample_weight, names, "sample_weight")
+        class_weights = training_utils.per_output_weights(class_weight, names, "class_weight")
+        targets, weights = [], []
+        for endpoint, target, sample_w, class_w in zip(endpoints, ys, sample_weights,
+                                                       class_weights):
+            want = endpoint.output.get_shape().as_list()
+            if endpoint.sparse:
+                if target.ndim == len(want) - 1:
+                    target = target.reshape(target.shape + (1,))
+                want = want[:-1] + [1]
+            target = _expand_1d(target, want)
+            _check_array("target", endpoint.name, target, want)
+            if len(target) != len(xs[0]):
+                raise ValueError(f"Input arrays should have the same number of samples as "
+                                 f"target arrays. Found {len(xs[0])} input samples and "
+                                 f"{len(target)} target samples.")
+            w = training_utils.weights_of_samples(target, sample_w, class_w)
+            weights.append(np.ones(len(target), np.float32) if w is None else
+                           np.asarray(w, np.float32))
+            if endpoint.sparse:
+                target = target.reshape(target.shape[:-1])
+            targets.append(target.astype(endpoint.target.dtype.as_numpy_dtype, copy=False))
+        return xs, targets, weights
 
-    def _prepare(self, x, y=None, sample_weight=None):
+    def _prepare(self, x, y=None, sample_weight=None, class_weight=None):
         """A batch's arrays, checked and converted (building the model if it has no inputs)."""
         self._ensure_built(x)
-        return self._standardize(x, y, sample_weight, check_targets=y is not None)
+        return self._standardize(x, y, sample_weight, class_weight, check_targets=y is not None)
 
-    def _input(self, x, y, sample_weight, batch_size, shuffle, steps, with_targets=True):
+    def _input(self, x, y, sample_weight, batch_size, shuffle, steps, with_targets=True,
+               class_weight=None):
         """Where the batches come from: numpy arrays, or a tf.data dataset."""
         if isinstance(x, Dataset):
             if y is not None:
                 raise ValueError("`y` argument is not supported when using dataset as input.")
-            return DatasetInput(x, steps, with_targets, self._prepare,
+            return DatasetInput(x, steps, with_targets,
+                                partial(self._prepare, class_weight=class_weight),
                                 self._inputs[0].graph if self._inputs else None)
         if x is None:
             raise ValueError("fit/evaluate/predict need input data `x`.")
-        return ArrayInput(*self._prepare(x, y, sample_weight), batch_size or 32, shuffle)
+        return ArrayInput(*self._prepare(x, y, sample_weight, class_weight), batch_size or 32,
+                          shuffle, steps)
 
-    def _feed(self, xs, y=None, sample_weight=None, training: bool = False) -> Dict:
+    def _feed(self, xs, ys=None, weights=None, training: bool = False) -> Dict:
         feed = dict(zip(self._inputs, xs))
-        if y is not None:
-            parts = self._training_graph()
-            feed[parts["target"]] = y
-            feed[parts["sample_weights"]] = sample_weight
+        if ys is not None:
+            for endpoint, target, w in zip(self._training_graph()["endpoints"], ys, weights):
+                feed[endpoint.target] = target
+                feed[endpoint.sample_weights] = w
         phase = backend.learning_phase_placeholder(self._inputs[0].graph)
         if phase is not None:
             feed[phase] = training
         return feed
 
     # -- training ------------------------------------------------------------------------------
+    def _fetches(self) -> List:
+        """The loss, then each stat's fetches (flattened); ``_epoch_totals`` reads them."""
+        parts = self._training_graph()
+        return [parts["total_loss"]] + [t for stat in parts["stats"] for t in stat.fetches]
+
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose=1, callbacks=None,
             validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
             sample_weight=None, initial_epoch=0, steps_per_epoch=None, validation_steps=None,
             validation_freq=1, **kwargs):
         if kwargs:
             raise TypeError(f"Unrecognized keyword arguments: {sorted(kwargs)}")
-        if class_weight is not None:
-            raise NotImplementedError("fit(class_weight=...) is not supported by tfjupyter; "
-                                      "pass sample_weight.")
-        source = self._input(x, y, sample_weight, batch_size, shuffle, steps_per_epoch)
+        source = self._input(x, y, sample_weight, batch_size, shuffle, steps_per_epoch,
+                             class_weight=class_weight)
         validation = None
         if validation_data is not None:
             validation = self._input(*_split_validation(validation_data), batch_size, False,
@@ -249,45 +290,45 @@ class Model(Network):
                 raise ValueError("`validation_split` is only supported for numpy array inputs.")
             source, validation = source.split(validation_split)
         train_op = self._train_op()
-        parts = self._training_graph()
         session = backend.get_session()
-        fetches = [train_op, parts["total_loss"]] + parts["metric_tensors"]
+        fetches = [train_op] + self._fetches()
         names = self.metrics_names
         out_labels = names + (["val_" + n for n in names] if validation else [])
         if verbose:
-            if isinstance(source, ArrayInput):
+            if source.samples is not None:
                 text = f"Train on {source.samples} samples"
-                if validation is not None:
+                if validation is not None and validation.samples is not None:
                     text += f", validate on {validation.samples} samples"
                 print(text)
+        # As in TF 1.15, History comes after the user's callbacks, so that it records what
+        # they add to the epoch's logs (the learning rate 'lr' of LearningRateScheduler).
         history = callbacks_module.History()
-        callback_list = [history] + list(callbacks or [])
+        callback_list = list(callbacks or []) + [history]
         if verbose:
             callback_list.append(callbacks_module.ProgbarLogger(
-                "samples" if isinstance(source, ArrayInput) else "steps"))
+                "samples" if source.samples is not None else "steps"))
         self.history = history
-        params = {"batch_size": source.batch_size, "epochs": epochs, "steps": source.steps,
-                  "samples": source.samples, "verbose": verbose,
-                  "do_validation": validation is not None, "metrics": out_labels}
+        params = {"batch_size": source.batch_size if source.samples is not None else None,
+                  "epochs": epochs, "steps": source.steps, "samples": source.samples,
+                  "verbose": verbose, "do_validation": validation is not None,
+                  "metrics": out_labels}
         calls = callbacks_module.CallbackList(callback_list, self, params)
+        self._give_callbacks_validation_data(callback_list, validation)
         self.stop_training = False
         calls.on_train_begin()
         for epoch in range(initial_epoch, epochs):
             calls.on_epoch_begin(epoch)
-            totals = np.zeros(len(names))
-            seen = 0
-            for index, (xs, yb, wb) in enumerate(source.batches(session)):
-                size = len(yb)
+            totals = _Totals(self, per_step=source.samples is None)
+            for index, (xs, ys, ws) in enumerate(source.batches(session)):
+                size = len(xs[0])
                 batch_logs = {"batch": index, "size": size}
                 calls.on_train_batch_begin(index, batch_logs)
-                values = session.run(fetches, feed_dict=self._feed(xs, yb, wb, training=True))[1:]
-                batch_logs.update(zip(names, (float(v) for v in values)))
+                values = session.run(fetches, feed_dict=self._feed(xs, ys, ws, training=True))
+                batch_logs.update(zip(names, totals.add(values[1:], size)))
                 calls.on_train_batch_end(index, batch_logs)
-                totals += np.asarray(values, dtype=np.float64) * size
-                seen += size
                 if self.stop_training:
                     break
-            epoch_logs = dict(zip(names, (float(v) for v in totals / max(seen, 1))))
+            epoch_logs = dict(zip(names, totals.means()))
             if validation is not None and (epoch + 1) % validation_freq == 0:
                 values = self._run_test_loop(session, validation)
                 epoch_logs.update(("val_" + n, v) for n, v in zip(names, values))
@@ -297,9 +338,23 @@ class Model(Network):
         calls.on_train_end()
         return history
 
+    def _give_callbacks_validation_data(self, callback_list, validation) -> None:
+        """Sets ``callback.validation_data`` to fit's validation arrays, as Keras 2.2's fit
+        does: [inputs..., targets..., sample weights...] and, when the model reads the
+        learning phase, its test value 0. TensorBoard computes its output and gradient
+        histograms on them. (TF 1.11+ leaves the attribute None and runs those histograms in
+        its validation loop instead.) Set before ``on_train_begin``; without validation
+        arrays (none, or a dataset) a value the user set is kept."""
+        if not isinstance(validation, ArrayInput) or validation.ys is None:
+            return
+        arrays = list(validation.xs) + list(validation.ys) + list(validation.weights)
+        if backend.learning_phase_placeholder(self._inputs[0].graph) is not None:
+            arrays.append(0.0)
+        for callback in callback_list:
+            callback.validation_data = arrays
+
     def _run_test_loop(self, session, source, verbose: int = 0) -> List[float]:
-        parts = self._training_graph()
-        fetches = [parts["total_loss"]] + parts["metric_tensors"]
+        fetches = self._fetches()
         names = self.metrics_names
         progbar = None
         if verbose:
@@ -307,20 +362,21 @@ class Model(Network):
             progbar = Progbar(source.samples if source.samples is not None else source.steps,
                               verbose=verbose,
                               unit_name="sample" if source.samples is not None else "step")
-        totals, seen, steps = np.zeros(len(fetches)), 0, 0
-        for xs, yb, wb in source.batches(session):
-            values = session.run(fetches, feed_dict=self._feed(xs, yb, wb))
-            totals += np.asarray(values, dtype=np.float64) * len(yb)
-            seen += len(yb)
+        totals = _Totals(self, per_step=source.samples is None)
+        seen = steps = 0
+        for xs, ys, ws in source.batches(session):
+            values = session.run(fetches, feed_dict=self._feed(xs, ys, ws))
+            batch_values = totals.add(values, len(xs[0]))
+            seen += len(xs[0])
             steps += 1
             if progbar is not None:
                 progbar.update(seen if source.samples is not None else steps,
-                               list(zip(names, values)))
-        return [float(v) for v in totals / max(seen, 1)]
+                               list(zip(names, batch_values)))
+        return totals.means()
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose=1, sample_weight=None,
                  steps=None, callbacks=None):
-        """The loss (and metrics: [loss, metric, ...]) averaged over ``x``, in batches."""
+        """The loss (and per-output losses and metrics: [loss, ...]) averaged over ``x``."""
         source = self._input(x, y, sample_weight, batch_size, False, steps)
         values = self._run_test_loop(backend.get_session(), source, verbose)
         return values[0] if len(values) == 1 else values
@@ -337,28 +393,111 @@ class Model(Network):
                    range(len(self._outputs))]
         return results if isinstance(self._nested_outputs, (list, tuple)) else results[0]
 
-    def train_on_batch(self, x, y, sample_weight=None, class_weight=None, reset_metrics=True):
-        self._ensure_built(x)
-        xs, y, w = self._standardize(x, y, sample_weight)
-        parts = self._training_graph()
-        fetches = [self._train_op(), parts["total_loss"]] + parts["metric_tensors"]
-        values = [float(v) for v in backend.get_session().run(
-            fetches, feed_dict=self._feed(xs, y, w, training=True))[1:]]
+    def _run_on_batch(self, x, y, sample_weight, class_weight, training: bool):
+        xs, ys, ws = self._prepare(x, y, sample_weight, class_weight)
+        fetches = ([self._train_op()] if training else []) + self._fetches()
+        values = backend.get_session().run(
+            fetches, feed_dict=self._feed(xs, ys, ws, training=training))
+        totals = _Totals(self, per_step=True)
+        values = totals.add(values[1:] if training else values, len(xs[0]))
         return values[0] if len(values) == 1 else values
 
+    def train_on_batch(self, x, y, sample_weight=None, class_weight=None, reset_metrics=True):
+        return self._run_on_batch(x, y, sample_weight, class_weight, training=True)
+
     def test_on_batch(self, x, y, sample_weight=None, reset_metrics=True):
-        self._ensure_built(x)
-        xs, y, w = self._standardize(x, y, sample_weight)
-        parts = self._training_graph()
-        values = [float(v) for v in backend.get_session().run(
-            [parts["total_loss"]] + parts["metric_tensors"], feed_dict=self._feed(xs, y, w))]
-        return values[0] if len(values) == 1 else values
+        return self._run_on_batch(x, y, sample_weight, None, training=False)
 
     def predict_on_batch(self, x):
         self._ensure_built(x)
         xs, _, _ = self._standardize(x)
         results = backend.get_session().run(self._outputs, feed_dict=self._feed(xs))
         return results if isinstance(self._nested_outputs, (list, tuple)) else results[0]
+
+
+class _Totals:
+    """An epoch's (or evaluation's) running values, as TF 1.15 reports them: the loss
+    averaged over samples weighted by batch size (over steps when the input counts steps),
+    each output's loss averaged over batches, each metric summed and divided by its count."""
+
+    def __init__(self, model: Model, per_step: bool):
+        self.stats = model._training_graph()["stats"]
+        self.per_step = per_step
+        self.loss_sum = self.loss_count = 0.0
+        self.sums = np.zeros(len(self.stats))
+        self.counts = np.zeros(len(self.stats))
+
+    def add(self, fetched, size: int) -> List[float]:
+        """Adds a batch's fetched values; returns that batch's values."""
+        weight = 1.0 if self.per_step else float(size)
+        self.loss_sum += float(fetched[0]) * weight
+        self.loss_count += weight
+        batch_values, at = [float(fetched[0])], 1
+        for i, stat in enumerate(self.stats):
+            total, count = stat.sum_and_count(fetched[at:at + len(stat.fetches)])
+            at += len(stat.fetches)
+            self.sums[i] += total
+            self.counts[i] += count
+            batch_values.append(float(total) / float(count) if count else 0.0)
+        return batch_values
+
+    def means(self) -> List[float]:
+        loss = self.loss_sum / self.loss_count if self.loss_count else 0.0
+        return [loss] + [float(s / c) if c else 0.0 for s, c in zip(self.sums, self.counts)]
+
+
+class _Endpoint:
+    """A trained output: its target and sample-weight placeholders ('<output>_target',
+    '<output>_sample_weights'), loss function and loss weight."""
+
+    def __init__(self, name: str, output, loss_fn, loss_weight):
+        self.name, self.output, self.loss_fn = name, output, loss_fn
+        self.loss_weight = loss_weight
+        self.sparse = loss_fn is losses.sparse_categorical_crossentropy
+        rank = output.get_shape().ndims
+        # Sparse targets are class indices: one dimension fewer than the output.
+        self.target = array_ops.placeholder(output.dtype.base_dtype,
+                                            [None] * (rank - 1 if self.sparse else rank),
+                                            name=f"{name}_target")
+        self.sample_weights = array_ops.placeholder(dtypes.float32, [None],
+                                                    name=f"{name}_sample_weights")
+
+    def _weights_like(self, values):
+        """The sample weights, shaped to multiply ``values`` (one row per sample)."""
+        weights = math_ops.cast(self.sample_weights, values.dtype)
+        rank = values.get_shape().ndims
+        if rank is not None and rank > 1:
+            weights = array_ops.reshape(weights, [-1] + [1] * (rank - 1))
+        return weights
+
+    def loss(self):
+        """The batch's loss: the sum of the weighted per-example losses over their number
+        (Keras's SUM_OVER_BATCH_SIZE)."""
+        per_example = self.loss_fn(self.target, self.output)
+        weighted = per_example * self._weights_like(per_example)
+        count = math_ops.cast(array_ops.size(weighted), weighted.dtype)
+        return math_ops.reduce_sum(weighted) / count
+
+    def metric_sum_and_count(self, function, weighted: bool):
+        """(sum, count) of a metric over the batch, summed over an epoch as Keras's Mean
+        metric does: a weighted metric counts each value with its sample's weight."""
+        values = math_ops.cast(function(self.target, self.output), dtypes.float32)
+        if not weighted:
+            return (math_ops.reduce_sum(values),
+                    math_ops.cast(array_ops.size(values), dtypes.float32))
+        weights = self._weights_like(values) * array_ops.ones_like(values)
+        return math_ops.reduce_sum(values * weights), math_ops.reduce_sum(weights)
+
+
+class _Stat:
+    """A value fit reports besides the loss: an output's loss (the mean of its batch values,
+    as Keras's Mean metric of it) or a metric (summed, then divided by its count)."""
+
+    def __init__(self, name: str, value, count=None):
+        self.name, self.fetches = name, [value] if count is None else [value, count]
+
+    def sum_and_count(self, fetched):
+        return (fetched[0], 1.0) if len(fetched) == 1 else (fetched[0], fetched[1])
 
 
 def _split_validation(validation_data):
@@ -371,6 +510,15 @@ def _split_validation(validation_data):
                          "(x_val, y_val, val_sample_weights) items, however it contains "
                          f"{len(validation_data)} items")
     return validation_data, None, None
+
+
+def _expand_1d(array: np.ndarray, want: List[Optional[int]]) -> np.ndarray:
+    """TF 1.15's ``standardize_single_array``: a 1-D array (one value per sample) fed where
+    the model expects more dimensions is a column, (N,) -> (N, 1), so that targets of shape
+    (N,) fit a Dense(1) output."""
+    if array.ndim == 1 and len(want) != 1:
+        return array.reshape(array.shape + (1,))
+    return array
 
 
 def _check_array(kind: str, name: str, array: np.ndarray, want: List[Optional[int]]) -> None:
