@@ -470,3 +470,20 @@ def test_global_average_pooling_1d_averages_the_steps():
     np.testing.assert_allclose(m, [[2, 3], [8, 9]])
     np.testing.assert_allclose(b, [[4, 5], [10, 11]])
     np.testing.assert_allclose(f, [[0.5, 2.5, 4.5], [6.5, 8.5, 10.5]])
+
+
+def test_a_sequential_starting_with_an_embedding_is_built_at_once():
+    # tensorflow/models' basic_text_classification calls model.summary() before fit: TF 1.x's
+    # Embedding gives itself input_shape (input_length,), so the model is built when added.
+    keras = tf.keras
+    model = keras.Sequential()
+    model.add(keras.layers.Embedding(100, 16))
+    model.add(keras.layers.GlobalAveragePooling1D())
+    model.add(keras.layers.Dense(1, activation=tf.nn.sigmoid))
+    assert model.input_shape == (None, None)
+    assert model.output_shape == (None, 1)
+    model.summary()
+    model.compile(optimizer="adam", loss="binary_crossentropy", metrics=["acc"])
+    x = np.random.RandomState(0).randint(0, 100, (8, 5))
+    history = model.fit(x, np.arange(8) % 2, epochs=1, verbose=0)
+    assert set(history.history) == {"loss", "acc"}

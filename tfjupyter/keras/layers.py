@@ -185,7 +185,9 @@ class Embedding(Layer):
     """Rows of the [input_dim, output_dim] matrix 'embeddings' for integer inputs."""
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform",
                  embeddings_regularizer=None, input_length=None, **kwargs):
-        if "input_shape" not in kwargs and input_length is not None:
+        # As TF 1.x's: an Embedding always knows its input shape, so a Sequential that starts
+        # with one is built at once (`model.summary()` before any data, as the tutorials do).
+        if "input_shape" not in kwargs:
             kwargs["input_shape"] = (input_length,)
         super().__init__(**kwargs)
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
