@@ -23,7 +23,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from statistics import median
 
 import numpy as np

@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit
 
 from . import KERNELS
+from .math_kernels import matmul_2d
 
 __all__ = [
     "conv2d_forward", "conv2d_backprop_input", "conv2d_backprop_filter",
@@ -821,7 +822,6 @@ def fused_conv2d_kernel(group, ctx):
 
 @KERNELS.register("_FusedMatMul")
 def fused_matmul_kernel(group, ctx):
-    from .math_kernels import matmul_2d
     ta, tb = group.ops[0].get_attr("transpose_a"), group.ops[0].get_attr("transpose_b")
     dtype = group.ops[0].outputs[0].dtype.as_numpy_dtype
 

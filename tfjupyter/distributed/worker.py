@@ -17,7 +17,6 @@ import uuid
 from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 import grpc
-import numpy as np
 
 from ..framework import errors
 from ..framework.ops import Graph
